@@ -1,0 +1,53 @@
+# kafkapy: `make run` starts a broker on 127.0.0.1:9092; `make test` runs everything CI runs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test lint unit integration interop cluster spark deps test-deps gen-protocol bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+.stamp-install: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e .
+	touch $@
+
+.stamp-test-deps: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e '.[test]'
+	@command -v kcat >/dev/null 2>&1 && [ -e /usr/share/zookeeper/bin/zkServer.sh -o -e /usr/share/java/zookeeper.jar ] || \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq kcat zookeeper >/dev/null; }
+	touch $@
+
+deps: .stamp-install
+test-deps: .stamp-test-deps
+
+run: .stamp-install
+	$(BIN)/kafkapy server-start
+
+gen-protocol: $(BIN)/python
+	$(BIN)/python scripts/gen_protocol.py
+
+lint: .stamp-test-deps
+	$(BIN)/ruff check kafkapy tests scripts bench
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/gen_protocol.py --check
+
+test: lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+unit: .stamp-test-deps
+	$(BIN)/python -m pytest -q tests/unit
+
+integration: .stamp-test-deps
+	$(BIN)/python -m pytest -q tests/integration
+
+interop: .stamp-test-deps
+	$(BIN)/python -m pytest -q tests/interop
+
+bench: .stamp-test-deps
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .stamp-* kafkapy-data *.egg-info
