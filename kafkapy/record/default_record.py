@@ -1,0 +1,238 @@
+"""One record inside a magic-2 batch: the `Record` value type and its byte encoding.
+
+Byte format (record-format.md section 3): length varint (bytes after it) | attributes int8 (0) |
+timestampDelta varlong | offsetDelta varint | keyLength varint (-1 null) | key | valueLength varint
+(-1 null) | value | headersCount varint | headers: keyLength varint, key UTF-8, valueLength varint
+(-1 null), value.
+Pure functions; thread-safe. Malformed input raises CorruptRecordError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.varint import (
+    VarintError,
+    decode_unsigned_varint,
+    encode_varint,
+    size_of_varint,
+)
+
+__all__ = [
+    "Record",
+    "Header",
+    "write_record",
+    "encode_record",
+    "size_of_record",
+    "estimate_record_size_upper_bound",
+    "decode_records",
+    "MAX_RECORD_OVERHEAD",
+]
+
+Header = tuple[str, bytes | None]
+MAX_RECORD_OVERHEAD = 21  # length 5 + attributes 1 + timestampDelta 10... bounded as Kafka does
+
+_NULL = encode_varint(-1)  # b"\x01"
+_ZERO = encode_varint(0)
+
+
+class Record(NamedTuple):
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[Header] = []
+
+
+def _encode_headers(headers: Iterable[tuple[str | bytes, bytes | bytearray | memoryview | None]]) -> bytes:
+    out = bytearray()
+    count = 0
+    for hk, hv in headers:
+        kb = hk.encode() if isinstance(hk, str) else bytes(hk)
+        out += encode_varint(len(kb))
+        out += kb
+        if hv is None:
+            out += _NULL
+        else:
+            out += encode_varint(len(hv))
+            out += hv
+        count += 1
+    return encode_varint(count) + bytes(out)
+
+
+def write_record(
+    out: bytearray,
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | bytearray | memoryview | None,
+    value: bytes | bytearray | memoryview | None,
+    headers: Sequence[tuple[str | bytes, bytes | None]] = (),
+) -> int:
+    """Append one encoded record to `out`; returns the number of bytes written."""
+    ev = encode_varint
+    ts = ev(timestamp_delta)
+    od = ev(offset_delta)
+    if key is None:
+        kl, klen = _NULL, 0
+    else:
+        klen = len(key)
+        kl = ev(klen)
+    if value is None:
+        vl, vlen = _NULL, 0
+    else:
+        vlen = len(value)
+        vl = ev(vlen)
+    hb = _encode_headers(headers) if headers else _ZERO
+    body = 1 + len(ts) + len(od) + len(kl) + klen + len(vl) + vlen + len(hb)
+    start = len(out)
+    out += ev(body)
+    out += b"\x00"
+    out += ts
+    out += od
+    out += kl
+    if klen:
+        out += key  # type: ignore[operator]
+    out += vl
+    if vlen:
+        out += value  # type: ignore[operator]
+    out += hb
+    return len(out) - start
+
+
+def encode_record(
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Sequence[tuple[str | bytes, bytes | None]] = (),
+) -> bytes:
+    out = bytearray()
+    write_record(out, offset_delta, timestamp_delta, key, value, headers)
+    return bytes(out)
+
+
+def size_of_record(
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Sequence[tuple[str | bytes, bytes | None]] = (),
+) -> int:
+    body = 1 + size_of_varint(timestamp_delta) + size_of_varint(offset_delta)
+    body += 1 if key is None else size_of_varint(len(key)) + len(key)
+    body += 1 if value is None else size_of_varint(len(value)) + len(value)
+    body += len(_encode_headers(headers)) if headers else 1
+    return size_of_varint(body) + body
+
+
+def estimate_record_size_upper_bound(
+    key: bytes | None, value: bytes | None, headers: Sequence[tuple[str | bytes, bytes | None]] = ()
+) -> int:
+    """Kafka's DefaultRecord.recordSizeUpperBound: worst-case size whatever the deltas."""
+    size = MAX_RECORD_OVERHEAD + 5 + 5  # overhead + key length + value length varints at most
+    size += 0 if key is None else len(key)
+    size += 0 if value is None else len(value)
+    if headers:
+        size += len(_encode_headers(headers))
+    return size
+
+
+def _zz(u: int) -> int:
+    return (u >> 1) ^ -(u & 1)
+
+
+def decode_records(
+    buf: bytes | bytearray | memoryview,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    timestamp_override: int | None = None,
+    pos: int = 0,
+    end: int | None = None,
+) -> list[Record]:
+    """Decode `count` records from buf[pos:end]. `timestamp_override` is maxTimestamp for LogAppendTime.
+
+    Raises CorruptRecordError when a record is malformed, when fewer than `count` records are present,
+    or when bytes are left over after the last one.
+    """
+    if end is None:
+        end = len(buf)
+    mv = memoryview(buf)
+    out: list[Record] = []
+    append = out.append
+    uv = decode_unsigned_varint
+    try:
+        for _ in range(count):
+            b = mv[pos]
+            if b < 0x80:
+                length, pos = _zz(b), pos + 1
+            else:
+                u, pos = uv(mv, pos, 5)
+                length = _zz(u)
+            if length < 0 or pos + length > end:
+                raise CorruptRecordError(f"Invalid record size {length} at position {pos}")
+            rec_end = pos + length
+            pos += 1  # attributes: unused
+            u, pos = uv(mv, pos, 10)
+            ts_delta = _zz(u)
+            b = mv[pos]
+            if b < 0x80:
+                od, pos = _zz(b), pos + 1
+            else:
+                u, pos = uv(mv, pos, 5)
+                od = _zz(u)
+            b = mv[pos]
+            if b < 0x80:
+                klen, pos = _zz(b), pos + 1
+            else:
+                u, pos = uv(mv, pos, 5)
+                klen = _zz(u)
+            if klen < 0:
+                key = None
+            else:
+                key = bytes(mv[pos:pos + klen])
+                pos += klen
+            u, pos = uv(mv, pos, 5)
+            vlen = _zz(u)
+            if vlen < 0:
+                value = None
+            else:
+                value = bytes(mv[pos:pos + vlen])
+                pos += vlen
+            b = mv[pos]
+            if b < 0x80:
+                nh, pos = _zz(b), pos + 1
+            else:
+                u, pos = uv(mv, pos, 5)
+                nh = _zz(u)
+            if nh < 0:
+                raise CorruptRecordError(f"Found invalid number of record headers {nh}")
+            headers: list[Header] = []
+            for _h in range(nh):
+                u, pos = uv(mv, pos, 5)
+                hkl = _zz(u)
+                if hkl < 0:
+                    raise CorruptRecordError("Invalid negative header key size")
+                hk = str(mv[pos:pos + hkl], "utf-8")
+                pos += hkl
+                u, pos = uv(mv, pos, 5)
+                hvl = _zz(u)
+                if hvl < 0:
+                    headers.append((hk, None))
+                else:
+                    headers.append((hk, bytes(mv[pos:pos + hvl])))
+                    pos += hvl
+            if pos != rec_end:
+                raise CorruptRecordError(
+                    f"Invalid record size: expected to read {length} bytes in record payload, "
+                    f"but instead read {length - (rec_end - pos)}"
+                )
+            ts = base_timestamp + ts_delta if timestamp_override is None else timestamp_override
+            append(Record(base_offset + od, ts, key, value, headers))
+    except (IndexError, VarintError, UnicodeDecodeError) as e:
+        raise CorruptRecordError(f"Malformed record at position {pos}: {e}") from e
+    if pos != end:
+        raise CorruptRecordError(f"{end - pos} bytes left over after the last of {count} records")
+    return out
