@@ -1,0 +1,237 @@
+"""The framework every `kafkapy <tool>` module plugs into: flag parsing, common flags, exit codes.
+
+A tool's cli module is:
+
+    from kafkapy.cli.command import ToolParser, ToolError, UsageError, run
+
+    def build_parser() -> ToolParser:
+        p = ToolParser("get-offsets", "An interactive shell for getting topic-partition offsets.")
+        p.add_bootstrap_server()                       # --bootstrap-server / --broker-list
+        p.add_command_config()                         # --command-config FILE -> args.command_config
+        p.add_argument("--topic", metavar="<topic>")
+        return p
+
+    def execute(args, out) -> int:                     # out: kafkapy.cli.render.Renderer
+        from kafkapy.tools import get_offsets          # logic returning dataclasses, client/ only
+        result = get_offsets.get_offsets(...)
+        if out.json: out.document(result) else: out.line(...)
+        return 0
+
+    def main(argv: list[str]) -> int:
+        return run(build_parser(), argv, execute)
+
+Conventions (DESIGN.md "Tools and CLI"): Kafka's long flag names and aliases (both `--flag value` and
+`--flag=value`); every tool has `--output text|json`, `--verbose`, `--help`, `--version`.
+Exit codes: 0 ok; 1 runtime error, one line "Error: ..." on stderr (traceback only with --verbose or
+KAFKAPY_DEBUG=1); 2 usage error, one line "kafkapy <tool>: error: ..." on stderr; 130 on Ctrl-C.
+A closed stdout pipe (`| head`) ends the tool quietly with 0, as Kafka's Java tools do.
+
+Parsing uses argparse rather than Typer/click for start-up time (see kafkapy/cli/main.py).
+Thread-safety: one parse and one run per process, from the main thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+USAGE_EXIT = 2
+ERROR_EXIT = 1
+INTERRUPTED_EXIT = 130
+
+
+class UsageError(Exception):
+    """Bad flags or a bad combination of flags: one line on stderr, exit 2."""
+
+
+class ToolError(Exception):
+    """An expected runtime failure: one line on stderr, exit `exit_code` (1).
+
+    The line is "Error: <message>" unless prefixed=False, for tools whose Kafka wording has its own
+    lead-in (e.g. "Error while executing topic command : ...").
+    """
+
+    def __init__(self, message: str, exit_code: int = ERROR_EXIT, prefixed: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.prefixed = prefixed
+
+
+class _KafkaHelpFormatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=40, width=110)
+
+
+class ToolParser(argparse.ArgumentParser):
+    """argparse with Kafka's conventions: errors raise UsageError instead of printing usage and exiting."""
+
+    def __init__(self, tool: str, description: str | None = None, *, epilog: str | None = None) -> None:
+        super().__init__(
+            prog=f"kafkapy {tool}",
+            description=description,
+            epilog=epilog,
+            formatter_class=_KafkaHelpFormatter,
+            allow_abbrev=True,  # joptsimple accepts unambiguous prefixes of long options
+        )
+        self.tool = tool
+        common = self.add_argument_group("common options")
+        common.add_argument(
+            "--output",
+            choices=("text", "json"),
+            default="text",
+            help="text (Kafka's format; Rich tables on a terminal) or json (one document, or one object "
+            "per line for streams)",
+        )
+        common.add_argument("--verbose", action="store_true", help="more detail; tracebacks on errors")
+        common.add_argument("--version", action="version", version=_version(), help="print the version and exit")
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message)
+
+    # --- Kafka's recurring flags -------------------------------------------------------------------
+
+    def add_bootstrap_server(
+        self, required: bool = True, aliases: Sequence[str] = ("--broker-list",), help: str | None = None
+    ) -> argparse.Action:
+        """`--bootstrap-server host:port[,host:port]` (KIP-499) with the older `--broker-list` alias."""
+        return self.add_argument(
+            "--bootstrap-server",
+            *aliases,
+            dest="bootstrap_server",
+            metavar="<server(s) to connect to>",
+            required=required,
+            help=help or "REQUIRED: The Kafka server(s) to connect to, host:port[,host:port...]",
+        )
+
+    def add_command_config(
+        self, aliases: Sequence[str] = (), help: str | None = None, dest: str = "command_config"
+    ) -> argparse.Action:
+        """`--command-config FILE` (Java .properties, passed to the client); aliases such as
+        `--producer.config`, `--consumer.config`, `--admin.config` (renamed by KIP-1147)."""
+        return self.add_argument(
+            "--command-config",
+            *aliases,
+            dest=dest,
+            metavar="<command config property file>",
+            help=help or "Property file containing configs to be passed to the client.",
+        )
+
+    def add_property_list(
+        self, flag: str, *aliases: str, dest: str | None = None, help: str | None = None
+    ) -> argparse.Action:
+        """A repeatable `--flag k=v` (e.g. --config, --property, --producer-property); values are kept as
+        given, in order; use kafkapy.cli.properties.parse_key_values to turn them into a dict."""
+        return self.add_argument(
+            flag, *aliases, dest=dest, action="append", default=[], metavar="<key=value>", help=help
+        )
+
+    def parse(self, argv: Sequence[str]) -> argparse.Namespace:
+        return self.parse_args(list(argv))
+
+
+def _version() -> str:
+    from kafkapy import __version__
+
+    return __version__
+
+
+def require_exactly_one(args: argparse.Namespace, flags: Sequence[str], message: str | None = None) -> str:
+    """Kafka's "exactly one action" check; returns the flag given. `flags` are '--list'-style names."""
+    given = [f for f in flags if getattr(args, f.lstrip("-").replace("-", "_").replace(".", "_"), None)]
+    if len(given) != 1:
+        raise UsageError(message or "Command must include exactly one action: " + ", ".join(flags))
+    return given[0]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an unexpected exception: KafkaErrors by Kafka's name, OSErrors by path."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    name = getattr(exc, "name", None)
+    code = getattr(exc, "code", None)
+    text = str(exc)
+    if isinstance(name, str) and isinstance(code, int):  # kafkapy.common.errors.KafkaError
+        return f"{name}: {text}" if text and text != name else name
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")).strip()
+
+
+def run(
+    parser: ToolParser,
+    argv: Sequence[str],
+    execute: Callable[[argparse.Namespace, Any], int | None],
+    *,
+    stdout=None,
+    stderr=None,
+) -> int:
+    """Parse `argv`, call `execute(args, renderer)`, and turn the outcome into Kafka-style exit codes."""
+    err = stderr if stderr is not None else sys.stderr
+    argv = list(argv)
+    verbose = "--verbose" in argv or os.environ.get("KAFKAPY_DEBUG") == "1"
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        err.write(f"{parser.prog}: error: {_one_line(str(e))}\n")
+        return USAGE_EXIT
+    except SystemExit as e:  # --help / --version
+        return e.code if isinstance(e.code, int) else 0
+
+    from kafkapy.cli.render import Renderer
+
+    out = Renderer(args.output, stream=stdout, err=err)
+    try:
+        rc = execute(args, out)
+        out.flush()
+        return 0 if rc is None else int(rc)
+    except UsageError as e:
+        err.write(f"{parser.prog}: error: {_one_line(str(e))}\n")
+        return USAGE_EXIT
+    except ToolError as e:
+        _flush_quietly(out)
+        err.write(("Error: " if e.prefixed else "") + _one_line(e.message) + "\n")
+        if verbose:
+            _traceback(err)
+        return e.exit_code
+    except KeyboardInterrupt:
+        _flush_quietly(out)
+        return INTERRUPTED_EXIT
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly; point stdout at /dev/null so the interpreter's
+        # final flush does not raise again.
+        _silence_stdout()
+        return 0
+    except Exception as e:  # noqa: BLE001 - the one boundary that turns any failure into exit 1
+        _flush_quietly(out)
+        err.write("Error: " + _one_line(_describe(e)) + "\n")
+        if verbose:
+            _traceback(err)
+        return ERROR_EXIT
+
+
+def _traceback(err) -> None:
+    import traceback
+
+    traceback.print_exc(file=err)
+
+
+def _flush_quietly(out) -> None:
+    try:
+        out.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout replaced by a test double: nothing to silence
+        pass

@@ -1,0 +1,201 @@
+"""`kafkapy <tool> [flags]`: the console-script entry point and the tool registry.
+
+Owns the mapping tool name -> "module:function" and nothing else: it imports only `sys` and `os`
+up front and then exactly one tool module, so `kafkapy <tool>` starts in tens of milliseconds.
+
+Why not Typer (DESIGN.md says "Typer app"): importing typer+click+rich costs ~60 ms before any work,
+and Kafka's joptsimple flags (`--flag value` and `--flag=value`, repeated `--config k=v`, aliases such
+as `--broker-list` for `--bootstrap-server`, `-daemon`) map one-to-one onto argparse, which imports in
+~5 ms. Each tool module therefore parses its own flags with `kafkapy.cli.command.ToolParser` (argparse)
+and uses Rich (lazily, via `kafkapy.cli.render`) only for terminal output.
+
+Adding a tool: add one row to TOOLS below, write `kafkapy/cli/<module>.py` with
+`main(argv: list[str]) -> int` (see kafkapy/cli/command.py), and logic in `kafkapy/tools/<module>.py`.
+A row whose module does not exist yet makes `kafkapy <tool>` print
+"kafkapy: <tool> is not implemented yet" and exit 1.
+
+Thread-safety: called once per process from the main thread.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# tool name -> ("module[:function]", one-line summary). Function defaults to `main`.
+TOOLS: dict[str, tuple[str, str]] = {
+    "server-start": ("kafkapy.cli.server:start_main", "Start a Kafka broker (kafka-server-start.sh)"),
+    "server-stop": ("kafkapy.cli.server:stop_main", "Stop running brokers (kafka-server-stop.sh)"),
+    "topics": ("kafkapy.cli.topics", "Create, delete, describe, or change a topic"),
+    "configs": ("kafkapy.cli.configs", "Describe or alter topic, client, user and broker configs"),
+    "console-producer": ("kafkapy.cli.console_producer", "Read lines from stdin and produce them"),
+    "console-consumer": ("kafkapy.cli.console_consumer", "Consume records and print them"),
+    "consumer-groups": ("kafkapy.cli.consumer_groups", "List, describe, delete consumer groups; reset offsets"),
+    "reassign-partitions": ("kafkapy.cli.reassign_partitions", "Move partitions between brokers"),
+    "leader-election": ("kafkapy.cli.leader_election", "Run preferred or unclean leader election"),
+    "preferred-replica-election": (
+        "kafkapy.cli.preferred_replica_election",
+        "Deprecated: preferred replica leader election",
+    ),
+    "producer-perf-test": ("kafkapy.cli.producer_perf_test", "Producer throughput and latency test"),
+    "consumer-perf-test": ("kafkapy.cli.consumer_perf_test", "Consumer throughput test"),
+    "dump-log": ("kafkapy.cli.dump_log", "Dump log segments and indexes (DumpLogSegments)"),
+    "log-dirs": ("kafkapy.cli.log_dirs", "Describe log directories of brokers"),
+    "delete-records": ("kafkapy.cli.delete_records", "Delete records below given offsets"),
+    "get-offsets": ("kafkapy.cli.get_offsets", "Print offsets of topic partitions (GetOffsetShell)"),
+    "broker-api-versions": ("kafkapy.cli.broker_api_versions", "Print API versions brokers support"),
+    "verifiable-producer": ("kafkapy.cli.verifiable_producer", "Produce integers, report JSON events"),
+    "verifiable-consumer": ("kafkapy.cli.verifiable_consumer", "Consume in a group, report JSON events"),
+    "replica-verification": ("kafkapy.cli.replica_verification", "Check replicas hold the same data"),
+    "mirror-maker": ("kafkapy.cli.mirror_maker", "Copy topics between clusters (MirrorMaker 1)"),
+    "zookeeper-shell": ("kafkapy.cli.zookeeper_shell", "ZooKeeper shell (zkCli)"),
+    "zookeeper-server-start": ("kafkapy.cli.zookeeper_server:start_main", "Start an installed ZooKeeper"),
+    "zookeeper-server-stop": ("kafkapy.cli.zookeeper_server:stop_main", "Stop ZooKeeper started by kafkapy"),
+    "spark-submit": ("kafkapy.cli.spark_submit", "spark-submit with the kafkapy data source registered"),
+    "run-class": ("kafkapy.cli.main:run_class_main", "kafka-run-class.sh: run a tool by its Kafka class name"),
+}
+
+# `kafka-run-class.sh <class>` names (Scala-era and 3.x/4.x Java) -> tool.
+RUN_CLASS_TOOLS: dict[str, str] = {
+    "kafka.Kafka": "server-start",
+    "kafka.admin.TopicCommand": "topics",
+    "org.apache.kafka.tools.TopicCommand": "topics",
+    "kafka.admin.ConfigCommand": "configs",
+    "kafka.tools.ConsoleProducer": "console-producer",
+    "org.apache.kafka.tools.ConsoleProducer": "console-producer",
+    "kafka.tools.ConsoleConsumer": "console-consumer",
+    "org.apache.kafka.tools.consumer.ConsoleConsumer": "console-consumer",
+    "kafka.admin.ConsumerGroupCommand": "consumer-groups",
+    "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand": "consumer-groups",
+    "kafka.admin.ReassignPartitionsCommand": "reassign-partitions",
+    "org.apache.kafka.tools.reassign.ReassignPartitionsCommand": "reassign-partitions",
+    "kafka.admin.LeaderElectionCommand": "leader-election",
+    "org.apache.kafka.tools.LeaderElectionCommand": "leader-election",
+    "kafka.admin.PreferredReplicaLeaderElectionCommand": "preferred-replica-election",
+    "kafka.tools.ProducerPerformance": "producer-perf-test",
+    "org.apache.kafka.tools.ProducerPerformance": "producer-perf-test",
+    "kafka.tools.ConsumerPerformance": "consumer-perf-test",
+    "org.apache.kafka.tools.ConsumerPerformance": "consumer-perf-test",
+    "kafka.tools.DumpLogSegments": "dump-log",
+    "org.apache.kafka.tools.DumpLogSegments": "dump-log",
+    "kafka.admin.LogDirsCommand": "log-dirs",
+    "org.apache.kafka.tools.LogDirsCommand": "log-dirs",
+    "kafka.admin.DeleteRecordsCommand": "delete-records",
+    "org.apache.kafka.tools.DeleteRecordsCommand": "delete-records",
+    "kafka.tools.GetOffsetShell": "get-offsets",
+    "org.apache.kafka.tools.GetOffsetShell": "get-offsets",
+    "kafka.admin.BrokerApiVersionsCommand": "broker-api-versions",
+    "org.apache.kafka.tools.BrokerApiVersionsCommand": "broker-api-versions",
+    "org.apache.kafka.tools.VerifiableProducer": "verifiable-producer",
+    "org.apache.kafka.tools.VerifiableConsumer": "verifiable-consumer",
+    "kafka.tools.ReplicaVerificationTool": "replica-verification",
+    "org.apache.kafka.tools.ReplicaVerificationTool": "replica-verification",
+    "kafka.tools.MirrorMaker": "mirror-maker",
+    "org.apache.zookeeper.ZooKeeperMain": "zookeeper-shell",
+    "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka": "zookeeper-shell",
+    "org.apache.zookeeper.server.quorum.QuorumPeerMain": "zookeeper-server-start",
+}
+
+NOT_IMPLEMENTED_EXIT = 1
+USAGE_EXIT = 2
+
+
+def _version() -> str:
+    from kafkapy import __version__
+
+    return __version__
+
+
+def _print_help(out) -> None:
+    width = max(len(name) for name in TOOLS)
+    lines = [
+        "usage: kafkapy <tool> [flags...]   (kafkapy <tool> --help for the tool's flags)",
+        "",
+        "Apache Kafka's broker and bin/ tools, in Python. Flags and output are Kafka's;",
+        "every tool also accepts --output json, --verbose and --help.",
+        "",
+        "tools:",
+    ]
+    lines += [f"  {name:<{width}}  {summary}" for name, (_, summary) in TOOLS.items()]
+    out.write("\n".join(lines) + "\n")
+
+
+def _not_implemented(tool: str) -> int:
+    sys.stderr.write(f"kafkapy: {tool} is not implemented yet\n")
+    return NOT_IMPLEMENTED_EXIT
+
+
+def resolve(tool: str):
+    """The entry function for `tool`, or None if its module does not exist yet."""
+    target, _ = TOOLS[tool]
+    module_name, _, func_name = target.partition(":")
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        # Only a missing tool module means "not implemented"; a missing dependency is a real error.
+        if e.name == module_name:
+            return None
+        raise
+    return getattr(module, func_name or "main", None)
+
+
+def run_tool(tool: str, argv: list[str]) -> int:
+    func = resolve(tool)
+    if func is None:
+        return _not_implemented(tool)
+    rc = func(argv)
+    return 0 if rc is None else int(rc)
+
+
+def run_class_main(argv: list[str]) -> int:
+    """kafka-run-class.sh [-daemon] [-name N] [-loggc] <class> [args]: run the tool for that class."""
+    args = list(argv)
+    daemon = False
+    while args and args[0] in ("-daemon", "-name", "-loggc"):
+        flag = args.pop(0)
+        if flag == "-daemon":
+            daemon = True
+        elif flag == "-name" and args:
+            args.pop(0)
+    if not args or args[0] in ("-h", "--help"):
+        sys.stdout.write("usage: kafkapy run-class [-daemon] [-name NAME] [-loggc] <class> [args...]\n")
+        sys.stdout.write("classes:\n" + "".join(f"  {c} -> {t}\n" for c, t in RUN_CLASS_TOOLS.items()))
+        return 0 if args else USAGE_EXIT
+    cls, rest = args[0], args[1:]
+    tool = RUN_CLASS_TOOLS.get(cls)
+    if tool is None:
+        sys.stderr.write(f"kafkapy: run-class: unknown class {cls}\n")
+        return NOT_IMPLEMENTED_EXIT
+    if daemon and tool == "server-start":
+        rest = ["-daemon", *rest]
+    return run_tool(tool, rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `kafkapy` console script. Returns the process exit code."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if not argv:
+        _print_help(sys.stderr)
+        return USAGE_EXIT
+    if argv[0] in ("-h", "--help", "help"):
+        _print_help(sys.stdout)
+        return 0
+    if argv[0] in ("--version", "-V", "version"):
+        sys.stdout.write(_version() + "\n")
+        return 0
+    tool, rest = argv[0], argv[1:]
+    if tool not in TOOLS:
+        # Accept Kafka's script names too: `kafkapy kafka-topics.sh --list` == `kafkapy topics --list`.
+        alias = os.path.basename(tool).removesuffix(".sh").removeprefix("kafka-")
+        if alias not in TOOLS:
+            sys.stderr.write(f"kafkapy: unknown tool '{tool}' (kafkapy --help lists the tools)\n")
+            return USAGE_EXIT
+        tool = alias
+    return run_tool(tool, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
