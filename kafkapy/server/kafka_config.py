@@ -1,0 +1,683 @@
+"""KafkaConfig: the broker's static configuration (server.properties + --override k=v).
+
+Owns Kafka's broker config keys verbatim with their types and defaults (ConfigDef semantics:
+values are trimmed, parsed per type, validated; errors are one-line ConfigErrors naming the key),
+the listener grammar `NAME://host:port[,...]`, effective values of synonym keys (log.retention.ms >
+.minutes > .hours, ...) and the per-key facts DescribeConfigs reports (value, default, source,
+type, sensitive). Unknown keys are kept in `originals` and logged as unused, as Kafka does.
+
+File format read: Java .properties text (parsed by kafkapy.client.config.load_properties).
+Thread-safety: immutable after construction; share freely.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import re
+import socket
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from kafkapy.client.config import load_properties
+
+log = logging.getLogger(__name__)
+
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+
+class ConfigError(ValueError):
+    """Invalid broker configuration; the message is one line and names the key."""
+
+
+class ConfigType(IntEnum):
+    """Kafka's ConfigType ids as DescribeConfigs v3+ reports them."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class ConfigSource(IntEnum):
+    """DescribeConfigs config_source ids."""
+
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+BOOL, STR, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = (
+    ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.SHORT, ConfigType.LONG,
+    ConfigType.DOUBLE, ConfigType.LIST, ConfigType.CLASS, ConfigType.PASSWORD,
+)  # fmt: skip
+
+Validator = Callable[[str, Any], None]
+
+
+def at_least(lo: float) -> Validator:
+    def check(name: str, v: Any) -> None:
+        if v is not None and v < lo:
+            raise ConfigError(f"Invalid value {v} for configuration {name}: Value must be at least {lo}")
+
+    return check
+
+
+def between(lo: float, hi: float) -> Validator:
+    def check(name: str, v: Any) -> None:
+        if v is not None and v < lo:
+            raise ConfigError(f"Invalid value {v} for configuration {name}: Value must be at least {lo}")
+        if v is not None and v > hi:
+            raise ConfigError(f"Invalid value {v} for configuration {name}: Value must be no more than {hi}")
+
+    return check
+
+
+def one_of(*allowed: str) -> Validator:
+    def check(name: str, v: Any) -> None:
+        for item in v if isinstance(v, list) else [v]:
+            if item is not None and item not in allowed:
+                raise ConfigError(
+                    f"Invalid value {item} for configuration {name}: String must be one of: {', '.join(allowed)}"
+                )
+
+    return check
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    name: str
+    type: ConfigType
+    default: str | None  # Kafka's string form; None = null
+    validator: Validator | None = None
+
+
+_COMPRESSION = one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+# (name, type, default, validator). Defaults are Kafka's (3.x/4.x broker), except broker.id/node.id
+# which resolve to 0 when neither is set (see KafkaConfig.broker_id).
+_DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
+    # ZooKeeper / metadata
+    ("zookeeper.connect", STR, None, None),
+    ("zookeeper.session.timeout.ms", INT, "18000", None),
+    ("zookeeper.connection.timeout.ms", INT, None, None),
+    ("zookeeper.max.in.flight.requests", INT, "10", at_least(1)),
+    ("zookeeper.set.acl", BOOL, "false", None),
+    ("process.roles", LIST, "", None),
+    ("controller.listener.names", STR, None, None),
+    ("controller.quorum.voters", LIST, "", None),
+    ("broker.id", INT, "-1", None),
+    ("node.id", INT, "-1", None),
+    ("broker.id.generation.enable", BOOL, "true", None),
+    ("reserved.broker.max.id", INT, "1000", at_least(0)),
+    ("broker.rack", STR, None, None),
+    ("controlled.shutdown.enable", BOOL, "true", None),
+    ("controlled.shutdown.max.retries", INT, "3", None),
+    ("controlled.shutdown.retry.backoff.ms", LONG, "5000", None),
+    ("controller.socket.timeout.ms", INT, "30000", None),
+    # threads and request handling
+    ("num.network.threads", INT, "3", at_least(1)),
+    ("num.io.threads", INT, "8", at_least(1)),
+    ("background.threads", INT, "10", at_least(1)),
+    ("queued.max.requests", INT, "500", at_least(1)),
+    ("queued.max.request.bytes", LONG, "-1", None),
+    ("request.timeout.ms", INT, "30000", None),
+    ("message.max.bytes", INT, "1048588", at_least(0)),
+    ("fetch.max.bytes", INT, "57671680", at_least(1024)),
+    # sockets and listeners
+    ("listeners", STR, "PLAINTEXT://:9092", None),
+    ("advertised.listeners", STR, None, None),
+    ("listener.security.protocol.map", STR, _PROTOCOL_MAP, None),
+    ("inter.broker.listener.name", STR, None, None),
+    ("security.inter.broker.protocol", STR, "PLAINTEXT", None),
+    ("socket.send.buffer.bytes", INT, "102400", None),
+    ("socket.receive.buffer.bytes", INT, "102400", None),
+    ("socket.request.max.bytes", INT, "104857600", at_least(1)),
+    ("socket.listen.backlog.size", INT, "50", at_least(1)),
+    ("max.connections", INT, str(INT_MAX), at_least(0)),
+    ("max.connections.per.ip", INT, str(INT_MAX), at_least(0)),
+    ("max.connections.per.ip.overrides", STR, "", None),
+    ("connections.max.idle.ms", LONG, "600000", None),
+    ("connection.failed.authentication.delay.ms", INT, "100", at_least(0)),
+    # log
+    ("log.dir", STR, "/tmp/kafka-logs", None),
+    ("log.dirs", STR, None, None),
+    ("num.partitions", INT, "1", at_least(1)),
+    ("log.segment.bytes", INT, "1073741824", at_least(14)),
+    ("log.roll.ms", LONG, None, None),
+    ("log.roll.hours", INT, "168", at_least(1)),
+    ("log.roll.jitter.ms", LONG, None, None),
+    ("log.roll.jitter.hours", INT, "0", at_least(0)),
+    ("log.retention.ms", LONG, None, None),
+    ("log.retention.minutes", INT, None, None),
+    ("log.retention.hours", INT, "168", None),
+    ("log.retention.bytes", LONG, "-1", None),
+    ("log.retention.check.interval.ms", LONG, "300000", at_least(1)),
+    ("log.cleanup.policy", LIST, "delete", one_of("compact", "delete")),
+    ("log.cleaner.enable", BOOL, "true", None),
+    ("log.cleaner.threads", INT, "1", at_least(0)),
+    ("log.cleaner.dedupe.buffer.size", LONG, "134217728", None),
+    ("log.cleaner.io.buffer.size", INT, "524288", at_least(0)),
+    ("log.cleaner.io.buffer.load.factor", DOUBLE, "0.9", None),
+    ("log.cleaner.io.max.bytes.per.second", DOUBLE, "1.7976931348623157E308", None),
+    ("log.cleaner.backoff.ms", LONG, "15000", at_least(0)),
+    ("log.cleaner.min.cleanable.ratio", DOUBLE, "0.5", between(0, 1)),
+    ("log.cleaner.delete.retention.ms", LONG, "86400000", at_least(0)),
+    ("log.cleaner.min.compaction.lag.ms", LONG, "0", at_least(0)),
+    ("log.cleaner.max.compaction.lag.ms", LONG, str(LONG_MAX), at_least(1)),
+    ("log.index.size.max.bytes", INT, "10485760", at_least(4)),
+    ("log.index.interval.bytes", INT, "4096", at_least(0)),
+    ("log.flush.interval.messages", LONG, str(LONG_MAX), at_least(1)),
+    ("log.flush.interval.ms", LONG, None, None),
+    ("log.flush.scheduler.interval.ms", LONG, str(LONG_MAX), None),
+    ("log.flush.offset.checkpoint.interval.ms", INT, "60000", at_least(0)),
+    ("log.flush.start.offset.checkpoint.interval.ms", INT, "60000", at_least(0)),
+    ("log.segment.delete.delay.ms", LONG, "60000", at_least(0)),
+    ("log.preallocate", BOOL, "false", None),
+    ("log.message.format.version", STR, "3.0-IV1", None),
+    ("log.message.timestamp.type", STR, "CreateTime", one_of("CreateTime", "LogAppendTime")),
+    ("log.message.timestamp.difference.max.ms", LONG, str(LONG_MAX), at_least(0)),
+    ("log.message.timestamp.before.max.ms", LONG, str(LONG_MAX), at_least(0)),
+    ("log.message.timestamp.after.max.ms", LONG, str(LONG_MAX), at_least(0)),
+    ("log.message.downconversion.enable", BOOL, "true", None),
+    ("num.recovery.threads.per.data.dir", INT, "1", at_least(1)),
+    ("auto.create.topics.enable", BOOL, "true", None),
+    ("delete.topic.enable", BOOL, "true", None),
+    ("min.insync.replicas", INT, "1", at_least(1)),
+    ("compression.type", STR, "producer", _COMPRESSION),
+    ("create.topic.policy.class.name", CLASS, None, None),
+    ("alter.config.policy.class.name", CLASS, None, None),
+    # replication
+    ("default.replication.factor", INT, "1", None),
+    ("replica.lag.time.max.ms", LONG, "30000", None),
+    ("replica.socket.timeout.ms", INT, "30000", None),
+    ("replica.socket.receive.buffer.bytes", INT, "65536", None),
+    ("replica.fetch.max.bytes", INT, "1048576", at_least(0)),
+    ("replica.fetch.wait.max.ms", INT, "500", None),
+    ("replica.fetch.min.bytes", INT, "1", None),
+    ("replica.fetch.backoff.ms", INT, "1000", at_least(0)),
+    ("replica.fetch.response.max.bytes", INT, "10485760", at_least(0)),
+    ("replica.high.watermark.checkpoint.interval.ms", LONG, "5000", None),
+    ("replica.selector.class", CLASS, None, None),
+    ("num.replica.fetchers", INT, "1", None),
+    ("num.replica.alter.log.dirs.threads", INT, None, None),
+    ("fetch.purgatory.purge.interval.requests", INT, "1000", None),
+    ("producer.purgatory.purge.interval.requests", INT, "1000", None),
+    ("delete.records.purgatory.purge.interval.requests", INT, "1", None),
+    ("auto.leader.rebalance.enable", BOOL, "true", None),
+    ("leader.imbalance.per.broker.percentage", INT, "10", None),
+    ("leader.imbalance.check.interval.seconds", LONG, "300", at_least(1)),
+    ("unclean.leader.election.enable", BOOL, "false", None),
+    # group coordinator and offsets
+    ("group.min.session.timeout.ms", INT, "6000", None),
+    ("group.max.session.timeout.ms", INT, "1800000", None),
+    ("group.initial.rebalance.delay.ms", INT, "3000", None),
+    ("group.max.size", INT, str(INT_MAX), at_least(1)),
+    ("offset.metadata.max.bytes", INT, "4096", None),
+    ("offsets.load.buffer.size", INT, "5242880", at_least(1)),
+    ("offsets.topic.replication.factor", SHORT, "3", at_least(1)),
+    ("offsets.topic.num.partitions", INT, "50", at_least(1)),
+    ("offsets.topic.segment.bytes", INT, "104857600", at_least(1)),
+    ("offsets.topic.compression.codec", INT, "0", None),
+    ("offsets.retention.minutes", INT, "10080", at_least(1)),
+    ("offsets.retention.check.interval.ms", LONG, "600000", at_least(1)),
+    ("offsets.commit.timeout.ms", INT, "5000", at_least(1)),
+    ("offsets.commit.required.acks", SHORT, "-1", None),
+    # transactions and idempotence
+    ("transactional.id.expiration.ms", INT, "604800000", at_least(1)),
+    ("transaction.max.timeout.ms", INT, "900000", at_least(1)),
+    ("transaction.state.log.load.buffer.size", INT, "5242880", at_least(1)),
+    ("transaction.state.log.replication.factor", SHORT, "3", at_least(1)),
+    ("transaction.state.log.num.partitions", INT, "50", at_least(1)),
+    ("transaction.state.log.segment.bytes", INT, "104857600", at_least(1)),
+    ("transaction.state.log.min.isr", INT, "2", at_least(1)),
+    ("transaction.abort.timed.out.transaction.cleanup.interval.ms", INT, "10000", at_least(1)),
+    ("transaction.remove.expired.transaction.cleanup.interval.ms", INT, "3600000", at_least(1)),
+    ("producer.id.expiration.ms", INT, "86400000", at_least(1)),
+    ("producer.id.expiration.check.interval.ms", INT, "600000", at_least(1)),
+    # quotas, metrics, security (accepted, not all enforced)
+    ("quota.window.num", INT, "11", at_least(1)),
+    ("quota.window.size.seconds", INT, "1", at_least(1)),
+    ("metric.reporters", LIST, "", None),
+    ("metrics.num.samples", INT, "2", at_least(1)),
+    ("metrics.sample.window.ms", LONG, "30000", at_least(1)),
+    ("metrics.recording.level", STR, "INFO", None),
+    ("authorizer.class.name", STR, "", None),
+    ("sasl.enabled.mechanisms", LIST, "GSSAPI", None),
+    ("sasl.jaas.config", PASSWORD, None, None),
+    ("ssl.keystore.password", PASSWORD, None, None),
+    ("ssl.key.password", PASSWORD, None, None),
+    ("ssl.truststore.password", PASSWORD, None, None),
+    ("password.encoder.secret", PASSWORD, None, None),
+]
+
+CONFIG_DEFS: dict[str, ConfigKey] = {name: ConfigKey(name, t, d, v) for name, t, d, v in _DEFS}
+
+# Keys whose effective value may come from another key (first set wins), as DescribeConfigs lists them.
+SYNONYMS: dict[str, list[str]] = {
+    "log.roll.ms": ["log.roll.ms", "log.roll.hours"],
+    "log.roll.jitter.ms": ["log.roll.jitter.ms", "log.roll.jitter.hours"],
+    "log.flush.interval.ms": ["log.flush.interval.ms", "log.flush.scheduler.interval.ms"],
+    "log.retention.ms": ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
+}
+
+# Used when the broker starts with no properties file: zero-setup single broker on loopback.
+EMBEDDED_DEFAULTS: dict[str, str] = {
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "log.dirs": "./kafkapy-data",
+    "node.id": "0",
+}
+
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_RANGES = {ConfigType.INT: (-(2**31), INT_MAX), ConfigType.SHORT: (-(2**15), 2**15 - 1),
+           ConfigType.LONG: (-(2**63), LONG_MAX)}  # fmt: skip
+
+
+def parse_value(key: ConfigKey, raw: Any) -> Any:
+    """Parse a raw value (string from a file, or a Python value) per the key's type."""
+    if raw is None:
+        return None
+    t = key.type
+    if isinstance(raw, str):
+        s = raw.strip()
+    elif isinstance(raw, bool):
+        s = "true" if raw else "false"
+    elif isinstance(raw, list | tuple):
+        s = ",".join(str(x) for x in raw)
+    else:
+        s = str(raw)
+    if t is ConfigType.BOOLEAN:
+        if s.lower() in ("true", "false"):
+            return s.lower() == "true"
+        raise ConfigError(f"Invalid value {s} for configuration {key.name}: Expected value to be either true or false")
+    if t in _RANGES:
+        lo, hi = _RANGES[t]
+        if not _INT_RE.match(s) or not lo <= int(s) <= hi:
+            raise ConfigError(f"Invalid value {s} for configuration {key.name}: Not a number of type {t.name}")
+        return int(s)
+    if t is ConfigType.DOUBLE:
+        try:
+            return float(s)
+        except ValueError:
+            raise ConfigError(
+                f"Invalid value {s} for configuration {key.name}: Not a number of type DOUBLE"
+            ) from None
+    if t is ConfigType.LIST:
+        return [item.strip() for item in s.split(",")] if s else []
+    return s
+
+
+def to_config_string(value: Any) -> str | None:
+    """Kafka's string form of a typed value (what DescribeConfigs shows)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class EndPoint:
+    """One listener: `listener_name://host:port`; an empty host binds every interface."""
+
+    listener_name: str
+    host: str
+    port: int
+    security_protocol: str = "PLAINTEXT"
+
+    def connection_string(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener_name}://{host}:{self.port}"
+
+
+_LISTENER_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
+
+
+def parse_security_protocol_map(value: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in (x.strip() for x in value.split(",")):
+        if not item:
+            continue
+        name, sep, proto = item.partition(":")
+        if not sep or not name.strip() or not proto.strip():
+            raise ConfigError(f"Invalid value {value} for configuration listener.security.protocol.map")
+        out[name.strip().upper()] = proto.strip().upper()
+    return out
+
+
+def parse_listeners(value: str, protocol_map: Mapping[str, str] | None = None, key: str = "listeners") -> list[EndPoint]:
+    """Parse `NAME://host:port[,NAME2://host:port]`; names must be unique and mapped to a protocol."""
+    pmap = dict(protocol_map) if protocol_map is not None else parse_security_protocol_map(_PROTOCOL_MAP)
+    endpoints: list[EndPoint] = []
+    for item in (x.strip() for x in (value or "").split(",")):
+        if not item:
+            continue
+        m = _LISTENER_RE.match(item)
+        if not m:
+            raise ConfigError(f"Invalid value {value} for configuration {key}: Unable to parse {item} to a broker endpoint")
+        name, host, port = m.group(1).upper(), m.group(2), int(m.group(3))
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"Invalid value {value} for configuration {key}: port {port} out of range")
+        if name not in pmap:
+            raise ConfigError(f"Invalid value {value} for configuration {key}: No security protocol defined for listener {name}")
+        endpoints.append(EndPoint(name, host, port, pmap[name]))
+    names = [e.listener_name for e in endpoints]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Each listener must have a different name")
+    return endpoints
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One broker config as DescribeConfigs reports it (sensitive values are None)."""
+
+    name: str
+    value: str | None
+    default_value: str | None
+    source: ConfigSource
+    type: ConfigType
+    sensitive: bool
+    read_only: bool = True
+    synonyms: list[tuple[str, str | None, ConfigSource]] = field(default_factory=list)
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == ConfigSource.DEFAULT_CONFIG
+
+
+class KafkaConfig:
+    """Typed view of the broker configuration.
+
+    `config.get_int("num.io.threads")` and `config.num_io_threads` (dots become underscores) return
+    the typed value; `originals` holds the raw strings as supplied (including unknown keys).
+    """
+
+    def __init__(self, props: Mapping[str, Any] | None = None, defaults: Mapping[str, str] | None = None) -> None:
+        self.originals: dict[str, str] = {}
+        for k, v in (props or {}).items():
+            self.originals[str(k)] = to_config_string(v if not isinstance(v, tuple) else list(v)) or ""
+        self._default_overrides = dict(defaults or {})
+        self._values: dict[str, Any] = {}
+        for name, key in CONFIG_DEFS.items():
+            if name in self.originals:
+                value = parse_value(key, self.originals[name])
+            else:
+                value = parse_value(key, self.default_string(name))
+            if key.validator is not None:
+                key.validator(name, value)
+            self._values[name] = value
+        for name in self.originals:
+            if name not in CONFIG_DEFS:
+                log.warning("The configuration '%s' was supplied but isn't a known config.", name)
+        self._validate()
+
+    @classmethod
+    def from_properties(cls, path_or_none: str | os.PathLike[str] | None, overrides: Mapping[str, Any] | None = None) -> KafkaConfig:
+        """Load server.properties (or the embedded defaults when None) and apply --override k=v."""
+        props: dict[str, Any] = {}
+        if path_or_none is not None:
+            try:
+                props.update(load_properties(path_or_none))
+            except OSError as e:
+                raise ConfigError(f"Cannot read config file {os.fspath(path_or_none)}: {e.strerror or e}") from None
+        props.update(overrides or {})
+        return cls(props, defaults=EMBEDDED_DEFAULTS if path_or_none is None else None)
+
+    # -- generic typed access -------------------------------------------------------------------
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in self._values:
+            return self._values[name]
+        return self.originals.get(name, default)
+
+    def get_int(self, name: str) -> int:
+        return self._typed(name, (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG))
+
+    get_long = get_int
+    get_short = get_int
+
+    def get_bool(self, name: str) -> bool:
+        return self._typed(name, (ConfigType.BOOLEAN,))
+
+    get_boolean = get_bool
+
+    def get_double(self, name: str) -> float:
+        return self._typed(name, (ConfigType.DOUBLE,))
+
+    def get_string(self, name: str) -> str | None:
+        return self._typed(name, (ConfigType.STRING, ConfigType.CLASS, ConfigType.PASSWORD))
+
+    def get_list(self, name: str) -> list[str]:
+        return self._typed(name, (ConfigType.LIST,))
+
+    def is_set(self, name: str) -> bool:
+        """True when the key was supplied (file or override), not defaulted."""
+        return name in self.originals
+
+    def values(self) -> dict[str, Any]:
+        """Typed values of every defined key."""
+        return dict(self._values)
+
+    def default_string(self, name: str) -> str | None:
+        if name in self._default_overrides:
+            return self._default_overrides[name]
+        return CONFIG_DEFS[name].default
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        name = attr.replace("_", ".")
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"KafkaConfig has no config {name!r}")
+
+    def _typed(self, name: str, types: tuple[ConfigType, ...]) -> Any:
+        key = CONFIG_DEFS.get(name)
+        if key is None:
+            raise KeyError(f"Unknown broker config {name}")
+        if key.type not in types:
+            raise TypeError(f"{name} is of type {key.type.name}")
+        return self._values[name]
+
+    # -- effective values -----------------------------------------------------------------------
+
+    @property
+    def broker_id(self) -> int:
+        """broker.id, else node.id, else 0 (embedded single broker; Kafka would auto-generate)."""
+        bid, nid = self._values["broker.id"], self._values["node.id"]
+        if bid >= 0:
+            return bid
+        return nid if nid >= 0 else 0
+
+    node_id = broker_id
+
+    @property
+    def log_dirs(self) -> list[str]:
+        value = self._values["log.dirs"] or self._values["log.dir"] or ""
+        return [d.strip() for d in value.split(",") if d.strip()]
+
+    @property
+    def log_retention_time_ms(self) -> int:
+        ms, minutes = self._values["log.retention.ms"], self._values["log.retention.minutes"]
+        if ms is not None:
+            return -1 if ms < 0 else ms
+        if minutes is not None:
+            return -1 if minutes < 0 else minutes * 60_000
+        hours = self._values["log.retention.hours"]
+        return -1 if hours < 0 else hours * 3_600_000
+
+    @property
+    def log_roll_time_ms(self) -> int:
+        ms = self._values["log.roll.ms"]
+        return ms if ms is not None else self._values["log.roll.hours"] * 3_600_000
+
+    @property
+    def log_roll_time_jitter_ms(self) -> int:
+        ms = self._values["log.roll.jitter.ms"]
+        return ms if ms is not None else self._values["log.roll.jitter.hours"] * 3_600_000
+
+    @property
+    def log_flush_interval_ms(self) -> int:
+        ms = self._values["log.flush.interval.ms"]
+        return ms if ms is not None else self._values["log.flush.scheduler.interval.ms"]
+
+    @property
+    def uses_zookeeper(self) -> bool:
+        return bool(self._values["zookeeper.connect"])
+
+    def internal_topic_replication_factor(self, name: str, live_brokers: int) -> int:
+        """offsets.topic.replication.factor / transaction.state.log.replication.factor capped by the
+        live broker count, so a single broker creates its internal topics with RF 1."""
+        return max(1, min(self.get_int(name), live_brokers))
+
+    # -- listeners ------------------------------------------------------------------------------
+
+    def listener_security_protocol_map(self) -> dict[str, str]:
+        return parse_security_protocol_map(self._values["listener.security.protocol.map"])
+
+    def listener_endpoints(self) -> list[EndPoint]:
+        return parse_listeners(self._values["listeners"], self.listener_security_protocol_map())
+
+    def advertised_listener_endpoints(self) -> list[EndPoint]:
+        adv = self._values["advertised.listeners"]
+        if adv is None:
+            return self.listener_endpoints()
+        return parse_listeners(adv, self.listener_security_protocol_map(), "advertised.listeners")
+
+    def inter_broker_listener_name(self) -> str:
+        name = self._values["inter.broker.listener.name"]
+        if name:
+            return name.upper()
+        return self._values["security.inter.broker.protocol"].upper()
+
+    def advertised_address(self, listener_name: str, bound_port: int) -> tuple[str, int]:
+        """The (host, port) clients are told for a listener once it is bound: port 0 becomes the
+        bound port; an empty host becomes this machine's canonical host name (as Kafka does)."""
+        for ep in self.advertised_listener_endpoints():
+            if ep.listener_name == listener_name.upper():
+                host = ep.host or socket.getfqdn()
+                return host, bound_port if ep.port == 0 else ep.port
+        raise ConfigError(f"No advertised listener named {listener_name}")
+
+    # -- DescribeConfigs ------------------------------------------------------------------------
+
+    def source_of(self, name: str) -> ConfigSource:
+        return ConfigSource.STATIC_BROKER_CONFIG if name in self.originals else ConfigSource.DEFAULT_CONFIG
+
+    def config_entries(self) -> dict[str, ConfigEntry]:
+        """Every defined key with its value, default, source, type and sensitivity."""
+        entries: dict[str, ConfigEntry] = {}
+        for name, key in CONFIG_DEFS.items():
+            sensitive = key.type is ConfigType.PASSWORD
+            synonyms = []
+            for syn in SYNONYMS.get(name, [name]):
+                if syn in self.originals or syn == name or self.default_string(syn) is not None:
+                    synonyms.append((syn, None if sensitive else self._string_value(syn), self.source_of(syn)))
+            entries[name] = ConfigEntry(
+                name=name,
+                value=None if sensitive else self._string_value(name),
+                default_value=None if sensitive else self.default_string(name),
+                source=self.source_of(name),
+                type=key.type,
+                sensitive=sensitive,
+                synonyms=synonyms,
+            )
+        return entries
+
+    def _string_value(self, name: str) -> str | None:
+        if CONFIG_DEFS[name].type is ConfigType.DOUBLE and name in self.originals:
+            return self.originals[name].strip()  # keep Java's spelling of doubles
+        return to_config_string(self._values[name])
+
+    def __repr__(self) -> str:
+        shown = {
+            k: ("[hidden]" if k in CONFIG_DEFS and CONFIG_DEFS[k].type is ConfigType.PASSWORD else v)
+            for k, v in self.originals.items()
+        }
+        return f"KafkaConfig({shown})"
+
+    def values_log_string(self) -> str:
+        """The 'KafkaConfig values:' block Kafka logs at startup (sorted, passwords hidden)."""
+        lines = ["KafkaConfig values: "]
+        for name in sorted(CONFIG_DEFS):
+            hidden = CONFIG_DEFS[name].type is ConfigType.PASSWORD and self._values[name] is not None
+            lines.append(f"\t{name} = {'[hidden]' if hidden else to_config_string(self._values[name])}")
+        return "\n".join(lines)
+
+    # -- cross-key validation -------------------------------------------------------------------
+
+    def _validate(self) -> None:
+        bid, nid = self._values["broker.id"], self._values["node.id"]
+        if bid >= 0 and nid >= 0 and bid != nid:
+            raise ConfigError(f"Invalid value {nid} for configuration node.id: must be the same value as broker.id ({bid})")
+        if not self.log_dirs:
+            raise ConfigError("Invalid value for configuration log.dirs: at least one log directory is required")
+        listeners = self.listener_endpoints()
+        if not listeners:
+            raise ConfigError("Invalid value for configuration listeners: at least one listener is required")
+        advertised = self.advertised_listener_endpoints()
+        for ep in advertised:
+            if ep.host == "0.0.0.0":
+                raise ConfigError(
+                    "Invalid value for configuration advertised.listeners: cannot use the nonroutable "
+                    "meta-address 0.0.0.0. Use a routable IP address."
+                )
+        names = {ep.listener_name for ep in listeners}
+        for ep in advertised:
+            if ep.listener_name not in names:
+                raise ConfigError(
+                    f"Invalid value for configuration advertised.listeners: listener {ep.listener_name} "
+                    "is not in listeners"
+                )
+        if self.inter_broker_listener_name() not in names and not self.is_set("controller.listener.names"):
+            raise ConfigError(
+                f"Invalid value {self.inter_broker_listener_name()} for configuration inter.broker.listener.name: "
+                "must be a listener name defined in listeners"
+            )
+        if self._values["group.min.session.timeout.ms"] > self._values["group.max.session.timeout.ms"]:
+            raise ConfigError(
+                "Invalid value for configuration group.min.session.timeout.ms: must not exceed group.max.session.timeout.ms"
+            )
+
+
+def parse_override(text: str) -> tuple[str, str]:
+    """Parse one `--override k=v` argument."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"Invalid override {text!r}: expected property=value")
+    return key.strip(), value
+
+
+def generate_cluster_id() -> str:
+    """A new cluster id in Kafka's form: a random UUID as 22 chars of URL-safe base64, no padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+
+
+def validate_cluster_id(cluster_id: str) -> str:
+    """Return cluster_id if it is a Kafka cluster id (base64url of 16 bytes), else raise ConfigError."""
+    try:
+        raw = base64.urlsafe_b64decode(cluster_id + "==")
+    except (ValueError, TypeError):
+        raw = b""
+    if len(cluster_id) != 22 or len(raw) != 16:
+        raise ConfigError(f"Invalid cluster.id {cluster_id!r}: expected 22 characters of URL-safe base64")
+    return cluster_id
