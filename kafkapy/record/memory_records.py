@@ -28,6 +28,7 @@ from kafkapy.record.batch_header import (
     read_batch_header,
 )
 from kafkapy.record.compression import CompressionType, DecompressionError, decompress
+from kafkapy.record.control_record import ControlRecordType, parse_control_type
 from kafkapy.record.crc import crc32c
 from kafkapy.record.default_record import Record, decode_records
 from kafkapy.record.errors import CorruptRecordError, InvalidRecordError, RecordValidationError
@@ -216,14 +217,12 @@ class DefaultRecordBatch:
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())
 
-    def control_record_type(self) -> int | None:
-        """The control type (0 ABORT, 1 COMMIT, ...) of a control batch's record, else None."""
+    def control_record_type(self) -> ControlRecordType | None:
+        """The type (ABORT, COMMIT, ..., UNKNOWN) of a control batch's first record; None if not a control batch."""
         if not self.is_control_batch:
             return None
         for rec in self.records():
-            if rec.key is None or len(rec.key) < 4:
-                raise CorruptRecordError("Control record key is too short")
-            return struct.unpack_from(">h", rec.key, 2)[0]
+            return parse_control_type(rec.key)
         return None
 
     def __repr__(self) -> str:
