@@ -1,0 +1,286 @@
+"""PathMetadataStore: MetadataStore implemented over ZooKeeper-like primitives (nodes at paths, each with a
+JSON value, a version bumped on every write, and the zxid of its creation), using Kafka's paths and payloads
+from zk_data.py. A backend supplies five primitives: _get, _children, _multi (atomic), _each (independent
+ops) and _watch_children. LocalMetadataStore backs them with a file; a ZooKeeper store backs them with kazoo.
+Thread-safety: whatever the backend's primitives guarantee (both backends are thread-safe).
+"""
+
+from __future__ import annotations
+
+import uuid
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafkapy.cluster.broker import Broker
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller import zk_data
+from kafkapy.controller.metadata_store import (
+    BadVersionError,
+    MetadataStore,
+    MetadataStoreError,
+    NodeExistsError,
+    NoNodeError,
+    TopicReplicaAssignment,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    version: int
+    czxid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    path: str
+    data: Any
+    ephemeral: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetData:
+    path: str
+    data: Any
+    version: int = -1  # -1: any version
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    path: str
+    version: int = -1
+    recursive: bool = False  # also delete every node under path
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    path: str
+    version: int
+
+
+Op = Create | SetData | Delete | Check
+
+
+class PathMetadataStore(MetadataStore):
+    # -- primitives -----------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _get(self, path: str) -> tuple[Any, Stat] | None: ...
+
+    @abstractmethod
+    def _children(self, path: str) -> list[str]:
+        """Names of the direct children of path (empty when path has none or does not exist)."""
+
+    @abstractmethod
+    def _multi(self, ops: list[Op]) -> list[Stat | None]:
+        """Apply all ops or none; raises NodeExistsError / NoNodeError / BadVersionError.
+        Returns each op's resulting Stat (None for Delete / Check)."""
+
+    @abstractmethod
+    def _each(self, ops: list[Op]) -> list[Stat | None | MetadataStoreError]:
+        """Apply each op on its own; a failed op yields its error and does not stop the others."""
+
+    @abstractmethod
+    def _watch_children(self, path: str, callback: Callable[[], None]) -> None:
+        """Call callback whenever the children of path change (persistent watch)."""
+
+    def _notify_config_change(self, entity_path: str) -> None:
+        """Hook for a ZooKeeper backend to write Kafka's /config/changes notification."""
+
+    # -- cluster id -------------------------------------------------------------------------------------------
+
+    def get_cluster_id(self) -> str | None:
+        node = self._get(zk_data.CLUSTER_ID_PATH)
+        return zk_data.decode_cluster_id(node[0]) if node else None
+
+    def get_or_create_cluster_id(self, proposed: str) -> str:
+        try:
+            self._multi([Create(zk_data.CLUSTER_ID_PATH, zk_data.encode_cluster_id(proposed))])
+            return proposed
+        except NodeExistsError:
+            existing = self.get_cluster_id()
+            assert existing is not None
+            return existing
+
+    # -- controller -------------------------------------------------------------------------------------------
+
+    def get_controller_id(self) -> int | None:
+        node = self._get(zk_data.CONTROLLER_PATH)
+        return zk_data.decode_controller(node[0]) if node else None
+
+    def get_controller_epoch(self) -> int:
+        node = self._get(zk_data.CONTROLLER_EPOCH_PATH)
+        return int(node[0]) if node else 0
+
+    def try_elect_controller(self, broker_id: int, timestamp_ms: int) -> int | None:
+        # Kafka's registerControllerAndIncrementControllerEpoch: one transaction that creates the ephemeral
+        # /controller and bumps /controller_epoch only if nobody else bumped it meanwhile.
+        for _ in range(10):
+            node = self._get(zk_data.CONTROLLER_EPOCH_PATH)
+            if node is None:
+                try:
+                    self._multi([Create(zk_data.CONTROLLER_EPOCH_PATH, 0)])
+                except NodeExistsError:
+                    pass
+                continue
+            epoch, stat = int(node[0]), node[1]
+            try:
+                self._multi([Create(zk_data.CONTROLLER_PATH, zk_data.encode_controller(broker_id, timestamp_ms),
+                                    ephemeral=True),
+                             SetData(zk_data.CONTROLLER_EPOCH_PATH, epoch + 1, stat.version)])
+                return epoch + 1
+            except NodeExistsError:
+                return None
+            except BadVersionError:
+                continue
+        return None
+
+    def resign_controller(self, broker_id: int) -> None:
+        node = self._get(zk_data.CONTROLLER_PATH)
+        if node is not None and zk_data.decode_controller(node[0]) == broker_id:
+            try:
+                self._multi([Delete(zk_data.CONTROLLER_PATH, node[1].version)])
+            except (NoNodeError, BadVersionError):
+                pass
+
+    # -- brokers ----------------------------------------------------------------------------------------------
+
+    def register_broker(self, broker: Broker, timestamp_ms: int) -> int:
+        path = zk_data.broker_path(broker.id)
+        data = zk_data.encode_broker(broker, timestamp_ms)
+        # A re-registration replaces the old node, so the broker gets a new (larger) epoch.
+        try:
+            stat = self._multi([Create(path, data, ephemeral=True)])[0]
+        except NodeExistsError:
+            stat = self._multi([Delete(path), Create(path, data, ephemeral=True)])[1]
+        assert stat is not None
+        return stat.czxid
+
+    def unregister_broker(self, broker_id: int) -> None:
+        try:
+            self._multi([Delete(zk_data.broker_path(broker_id))])
+        except NoNodeError:
+            pass
+
+    def get_brokers(self) -> dict[int, Broker]:
+        out: dict[int, Broker] = {}
+        for child in self._children(zk_data.BROKER_IDS_PATH):
+            node = self._get(zk_data.broker_path(int(child)))
+            if node is not None:
+                out[int(child)] = zk_data.decode_broker(int(child), node[0], node[1].czxid)
+        return dict(sorted(out.items()))
+
+    def watch_brokers(self, callback: Callable[[], None]) -> None:
+        self._watch_children(zk_data.BROKER_IDS_PATH, callback)
+
+    # -- topics -----------------------------------------------------------------------------------------------
+
+    def create_topic(self, name: str, topic_id: uuid.UUID, assignment: Mapping[int, Iterable[int]],
+                     configs: Mapping[str, str]) -> None:
+        config_path = zk_data.entity_config_path("topics", name)
+        config_data = zk_data.encode_config(dict(configs))
+        # Kafka writes the config first (set or create), then the topic node that makes the topic exist.
+        config_op: Op = SetData(config_path, config_data) if self._get(config_path) else Create(config_path,
+                                                                                                 config_data)
+        topic_data = zk_data.encode_topic(topic_id, {p: list(r) for p, r in assignment.items()})
+        self._multi([config_op, Create(zk_data.topic_path(name), topic_data)])
+
+    def get_all_topics(self) -> set[str]:
+        return set(self._children(zk_data.TOPICS_PATH))
+
+    def get_topic(self, name: str) -> TopicReplicaAssignment | None:
+        node = self._get(zk_data.topic_path(name))
+        if node is None:
+            return None
+        topic_id, assignment, adding, removing = zk_data.decode_topic(node[0])
+        return TopicReplicaAssignment(name, topic_id, assignment, adding, removing, node[1].version)
+
+    def add_partitions(self, name: str, new_assignment: Mapping[int, Iterable[int]]) -> TopicReplicaAssignment:
+        current = self.get_topic(name)
+        if current is None:
+            raise NoNodeError(zk_data.topic_path(name))
+        merged = {p: tuple(r) for p, r in new_assignment.items()}
+        merged.update(current.assignment)
+        data = zk_data.encode_topic(current.topic_id, merged, dict(current.adding_replicas),
+                                    dict(current.removing_replicas))
+        stat = self._multi([SetData(zk_data.topic_path(name), data, current.version)])[0]
+        assert stat is not None
+        return TopicReplicaAssignment(name, current.topic_id, dict(sorted(merged.items())),
+                                      current.adding_replicas, current.removing_replicas, stat.version)
+
+    def mark_topics_for_deletion(self, names: Iterable[str]) -> None:
+        ops: list[Op] = [Create(zk_data.delete_topic_path(n), None) for n in names]
+        for result in self._each(ops):
+            if isinstance(result, MetadataStoreError) and not isinstance(result, NodeExistsError):
+                raise result
+
+    def get_topics_marked_for_deletion(self) -> set[str]:
+        return set(self._children(zk_data.DELETE_TOPICS_PATH))
+
+    def delete_topic(self, name: str) -> None:
+        ops: list[Op] = [Delete(zk_data.topic_path(name), recursive=True),
+                         Delete(zk_data.entity_config_path("topics", name)),
+                         Delete(zk_data.delete_topic_path(name))]
+        for result in self._each(ops):
+            if isinstance(result, MetadataStoreError) and not isinstance(result, NoNodeError):
+                raise result
+
+    # -- partition states -----------------------------------------------------------------------------------
+
+    def get_partition_states(self, topic: str) -> dict[int, LeaderIsrAndControllerEpoch]:
+        out: dict[int, LeaderIsrAndControllerEpoch] = {}
+        for child in self._children(zk_data.topic_partitions_path(topic)):
+            node = self._get(zk_data.partition_state_path(topic, int(child)))
+            if node is not None:
+                out[int(child)] = zk_data.decode_partition_state(node[0], node[1].version)
+        return dict(sorted(out.items()))
+
+    def create_partition_states(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]
+                                ) -> dict[TopicPartition, LeaderAndIsr | MetadataStoreError]:
+        tps = list(states)
+        ops: list[Op] = [Create(zk_data.partition_state_path(tp.topic, tp.partition),
+                                zk_data.encode_partition_state(states[tp])) for tp in tps]
+        out: dict[TopicPartition, LeaderAndIsr | MetadataStoreError] = {}
+        for tp, result in zip(tps, self._each(ops), strict=True):
+            if isinstance(result, Stat):
+                out[tp] = states[tp].leader_and_isr.with_partition_epoch(result.version)
+            else:
+                out[tp] = result if isinstance(result, MetadataStoreError) else MetadataStoreError(str(tp))
+        return out
+
+    def update_partition_states(self, states: Mapping[TopicPartition, LeaderAndIsr], controller_epoch: int
+                                ) -> dict[TopicPartition, LeaderAndIsr | MetadataStoreError]:
+        tps = list(states)
+        ops: list[Op] = [SetData(zk_data.partition_state_path(tp.topic, tp.partition),
+                                 zk_data.encode_partition_state(LeaderIsrAndControllerEpoch(states[tp],
+                                                                                            controller_epoch)),
+                                 states[tp].partition_epoch) for tp in tps]
+        out: dict[TopicPartition, LeaderAndIsr | MetadataStoreError] = {}
+        for tp, result in zip(tps, self._each(ops), strict=True):
+            if isinstance(result, Stat):
+                out[tp] = states[tp].with_partition_epoch(result.version)
+            else:
+                out[tp] = result if isinstance(result, MetadataStoreError) else MetadataStoreError(str(tp))
+        return out
+
+    # -- config overrides -----------------------------------------------------------------------------------
+
+    def get_entity_config(self, entity_type: str, entity_name: str) -> dict[str, str]:
+        node = self._get(zk_data.entity_config_path(entity_type, entity_name))
+        return zk_data.decode_config(node[0]) if node else {}
+
+    def set_entity_config(self, entity_type: str, entity_name: str, configs: Mapping[str, str]) -> None:
+        path = zk_data.entity_config_path(entity_type, entity_name)
+        data = zk_data.encode_config(dict(configs))
+        for _ in range(10):
+            try:
+                if self._get(path) is None:
+                    self._multi([Create(path, data)])
+                else:
+                    self._multi([SetData(path, data)])
+                break
+            except (NodeExistsError, NoNodeError):
+                continue
+        self._notify_config_change(f"{entity_type}/{entity_name}")
