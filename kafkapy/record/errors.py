@@ -2,12 +2,18 @@
 
 Each carries Kafka's error `code` and enum `name`, so the API error-mapping boundary can turn it into a
 response code without knowing record/: CorruptRecordError -> 2 CORRUPT_MESSAGE,
-InvalidRecordError -> 87 INVALID_RECORD. Both are ValueErrors. No state; thread-safe.
+InvalidRecordError -> 87 INVALID_RECORD,
+UnsupportedCompressionTypeError -> 76 UNSUPPORTED_COMPRESSION_TYPE. Both are ValueErrors. No state; thread-safe.
 """
 
 from __future__ import annotations
 
-__all__ = ["RecordValidationError", "CorruptRecordError", "InvalidRecordError"]
+__all__ = [
+    "RecordValidationError",
+    "CorruptRecordError",
+    "InvalidRecordError",
+    "UnsupportedCompressionTypeError",
+]
 
 
 class RecordValidationError(ValueError):
@@ -33,3 +39,10 @@ class InvalidRecordError(RecordValidationError):
 
     code = 87
     name = "INVALID_RECORD"
+
+
+class UnsupportedCompressionTypeError(RecordValidationError):
+    """zstd in a Produce request older than v7."""
+
+    code = 76
+    name = "UNSUPPORTED_COMPRESSION_TYPE"

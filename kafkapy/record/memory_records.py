@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from kafkapy.record.batch_header import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
+    CRC_OFFSET,
     DELETE_HORIZON_FLAG_MASK,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
+    MAX_TIMESTAMP_OFFSET,
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
@@ -31,7 +33,12 @@ from kafkapy.record.compression import CompressionType, DecompressionError, deco
 from kafkapy.record.control_record import ControlRecordType, parse_control_type
 from kafkapy.record.crc import crc32c
 from kafkapy.record.default_record import Record, decode_records
-from kafkapy.record.errors import CorruptRecordError, InvalidRecordError, RecordValidationError
+from kafkapy.record.errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    RecordValidationError,
+    UnsupportedCompressionTypeError,
+)
 
 if TYPE_CHECKING:
     from kafkapy.record.legacy_record import LegacyRecordBatch
@@ -40,15 +47,19 @@ __all__ = [
     "MemoryRecords",
     "DefaultRecordBatch",
     "validate_produce_records",
+    "set_max_timestamp",
     "CorruptRecordError",
     "InvalidRecordError",
     "RecordValidationError",
+    "UnsupportedCompressionTypeError",
     "LEGACY_RECORD_OVERHEAD_V0",
 ]
 
 LEGACY_RECORD_OVERHEAD_V0 = 14  # smallest message of any magic: crc, magic, attributes, key and value lengths
 _SIZE = struct.Struct(">i")
-_OFFSET_SIZE = struct.Struct(">qi")
+_ATTRIBUTES = struct.Struct(">h")
+_INT64 = struct.Struct(">q")
+_CRC = struct.Struct(">I")
 _MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD  # 49
 
 
@@ -291,15 +302,18 @@ def validate_produce_records(
     *,
     require_single_batch: bool = False,
     from_client: bool = False,
+    produce_version: int | None = None,
 ) -> list[BatchHeader]:
     """Check a Produce `records` field batch by batch (header + CRC only) and return the headers.
 
-    Always (any origin, Kafka 4.x accepts only magic 2):
-      size field >= minimum, batch fully inside `buf`, no trailing bytes -> CorruptRecordError;
+    Always (any origin; Kafka 4.x accepts only magic 2):
+      size field >= 14, batch fully inside `buf`, no trailing bytes -> CorruptRecordError;
       magic != 2 -> InvalidRecordError; batchLength >= 49, CRC-32C valid -> CorruptRecordError;
       recordsCount >= 0, lastOffsetDelta >= 0, known compression id -> InvalidRecordError.
-    require_single_batch (ProduceRequest.validateRecords): exactly one batch -> else InvalidRecordError.
-    from_client (LogValidator/UnifiedLog rules for AppendOrigin.CLIENT): baseOffset 0,
+    require_single_batch (ProduceRequest.validateRecords): at least one and exactly one batch, checked
+      before the CRC as Kafka does -> else InvalidRecordError.
+    produce_version: named in messages; zstd with a version < 7 -> UnsupportedCompressionTypeError.
+    from_client (LogValidator.validateBatch / UnifiedLog rules for AppendOrigin.CLIENT): baseOffset 0,
       recordsCount > 0 and == lastOffsetDelta + 1, no control batch, baseSequence >= 0 when a
       producerId is set -> else InvalidRecordError.
     """
@@ -307,35 +321,29 @@ def validate_produce_records(
     end = len(mv)
     pos = 0
     headers: list[BatchHeader] = []
+    what = "Produce requests" if produce_version is None else f"Produce requests with version {produce_version}"
     if end == 0 and require_single_batch:
-        raise InvalidRecordError("Produce requests must have at least one record batch per partition")
+        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
     while pos < end:
-        remaining = end - pos
-        if remaining < LOG_OVERHEAD:
-            raise CorruptRecordError(f"{remaining} trailing bytes after the last record batch at position {pos}")
-        _, size = _OFFSET_SIZE.unpack_from(mv, pos)
-        if size < LEGACY_RECORD_OVERHEAD_V0:
-            raise CorruptRecordError(
-                f"Record size {size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0})"
-            )
-        if size > remaining - LOG_OVERHEAD:
-            raise CorruptRecordError(
-                f"Record batch at position {pos} is truncated: batchLength {size} but only "
-                f"{remaining - LOG_OVERHEAD} bytes follow"
-            )
+        batch_end = _complete_batch_end(mv, pos, end)
+        if batch_end < 0:
+            if not headers and require_single_batch:
+                raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+            _raise_incomplete(mv, pos, end)
         magic = mv[pos + MAGIC_OFFSET]
         if magic != 2:
-            raise InvalidRecordError(
-                f"Produce requests are only allowed to contain record batches with magic version 2, got {magic}"
-            )
+            raise InvalidRecordError(f"{what} are only allowed to contain record batches with magic version 2")
+        size = batch_end - pos - LOG_OVERHEAD
         if size < _MIN_BATCH_LENGTH:
             raise CorruptRecordError(
                 f"Record batch is corrupt (batchLength {size} is smaller than the minimum {_MIN_BATCH_LENGTH})"
             )
-        if headers and require_single_batch:
-            raise InvalidRecordError("Produce requests are only allowed to contain exactly one record batch per partition")
         h = read_batch_header(mv, pos)
-        batch_end = pos + LOG_OVERHEAD + size
+        codec = h.attributes & COMPRESSION_CODEC_MASK
+        if codec == CompressionType.ZSTD and produce_version is not None and produce_version < 7:
+            raise UnsupportedCompressionTypeError(f"{what} are not allowed to use ZStandard compression")
+        if require_single_batch and batch_end < end and _complete_batch_end(mv, batch_end, end) >= 0:
+            raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
         computed = crc32c(mv[pos + ATTRIBUTES_OFFSET:batch_end])
         if computed != h.crc:
             raise CorruptRecordError(f"Record is corrupt (stored crc = {h.crc}, computed crc = {computed})")
@@ -343,13 +351,54 @@ def validate_produce_records(
             raise InvalidRecordError(f"Invalid reported count for record batch: {h.records_count}")
         if h.last_offset_delta < 0:
             raise InvalidRecordError(f"Invalid lastOffsetDelta {h.last_offset_delta} in record batch")
-        if h.attributes & COMPRESSION_CODEC_MASK > CompressionType.ZSTD:
-            raise InvalidRecordError(f"Unknown compression type id {h.attributes & COMPRESSION_CODEC_MASK}")
+        if codec > CompressionType.ZSTD:
+            raise InvalidRecordError(f"Unknown compression type id {codec}")
         if from_client:
             _check_client_batch(h)
         headers.append(h)
         pos = batch_end
     return headers
+
+
+def _complete_batch_end(mv: memoryview, pos: int, end: int) -> int:
+    """End of the complete batch at `pos`, or -1 if it is partial. Raises for a size below 14 (as Kafka's stream)."""
+    if end - pos < LOG_OVERHEAD:
+        return -1
+    (size,) = _SIZE.unpack_from(mv, pos + 8)
+    if size < LEGACY_RECORD_OVERHEAD_V0:
+        raise CorruptRecordError(
+            f"Record size {size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0})"
+        )
+    batch_end = pos + LOG_OVERHEAD + size
+    return batch_end if batch_end <= end else -1
+
+
+def _raise_incomplete(mv: memoryview, pos: int, end: int) -> NoReturn:
+    remaining = end - pos
+    if remaining < LOG_OVERHEAD:
+        raise CorruptRecordError(f"{remaining} trailing bytes after the last record batch at position {pos}")
+    (size,) = _SIZE.unpack_from(mv, pos + 8)
+    raise CorruptRecordError(
+        f"Record batch at position {pos} is truncated: batchLength {size} but only "
+        f"{remaining - LOG_OVERHEAD} bytes follow"
+    )
+
+
+def set_max_timestamp(buf: bytearray | memoryview, pos: int, timestamp_type: int, max_timestamp: int) -> None:
+    """Rewrite a magic-2 batch's timestamp type bit and maxTimestamp in place and recompute its CRC.
+
+    What the leader does for LogAppendTime topics (timestamp_type 1, max_timestamp = append time); a no-op
+    when both already hold those values, so the CRC is recomputed only when bytes change (as Kafka does).
+    """
+    h = read_batch_header(buf, pos)
+    current_type = 1 if h.attributes & TIMESTAMP_TYPE_MASK else 0
+    if current_type == timestamp_type and h.max_timestamp == max_timestamp:
+        return
+    attributes = (h.attributes & ~TIMESTAMP_TYPE_MASK) | (TIMESTAMP_TYPE_MASK if timestamp_type else 0)
+    _ATTRIBUTES.pack_into(buf, pos + ATTRIBUTES_OFFSET, attributes)
+    _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, max_timestamp)
+    batch_end = pos + LOG_OVERHEAD + h.batch_length
+    _CRC.pack_into(buf, pos + CRC_OFFSET, crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:batch_end]))
 
 
 def _check_client_batch(h: BatchHeader) -> None:

@@ -219,3 +219,23 @@ def test_large_deltas_and_offsets():
         b.append(-1 if i == 0 else 10**12 * (i % 3), None, None)
     recs = next(MemoryRecords(b.build()).batches()).records()
     assert recs[0].timestamp == -1 and recs[9999] == Record(9999, 10**12 * (9999 % 3), None, None, [])
+
+
+def test_set_max_timestamp_log_append_time_in_place():
+    from kafkapy.record.memory_records import set_max_timestamp
+
+    b = MemoryRecordsBuilder(compression=CompressionType.LZ4)
+    b.append(10, None, b"a")
+    b.append(20, None, b"b")
+    first = b.build()
+    buf = bytearray(b"xyz" + first + first)
+    set_max_timestamp(buf, 3 + len(first), 1, 99_999)
+    unchanged, changed = MemoryRecords(memoryview(buf)[3:]).batches()
+    assert bytes(unchanged.buffer) == first
+    assert changed.is_valid() and changed.timestamp_type == 1 and changed.max_timestamp == 99_999
+    assert [r.timestamp for r in changed.records()] == [99_999, 99_999]
+    before = bytes(buf)
+    set_max_timestamp(buf, 3 + len(first), 1, 99_999)  # already set: no change
+    assert bytes(buf) == before
+    set_max_timestamp(buf, 3 + len(first), 0, 20)  # back to CreateTime: identical to the original
+    assert bytes(buf[3 + len(first):]) == first

@@ -135,3 +135,34 @@ def test_unknown_codec():
 def test_accepts_memoryview_slices():
     data = b"xx" + _batch() + b"yy"
     assert len(validate_produce_records(memoryview(data)[2:-2])) == 1
+
+
+def test_kafka_order_single_batch_checked_before_crc():
+    bad = bytearray(_batch())
+    bad[-1] ^= 1
+    with pytest.raises(InvalidRecordError, match="exactly one"):
+        validate_produce_records(bytes(bad) + _batch(), require_single_batch=True)
+    with pytest.raises(CorruptRecordError, match="crc"):
+        validate_produce_records(bytes(bad) + _batch())
+
+
+def test_partial_first_batch_with_single_batch_rule():
+    with pytest.raises(InvalidRecordError, match="at least one"):
+        validate_produce_records(_batch()[:50], require_single_batch=True)
+    with pytest.raises(CorruptRecordError, match="trailing"):
+        validate_produce_records(_batch() + b"\x00" * 5, require_single_batch=True)
+
+
+def test_produce_version_in_messages_and_zstd_rule():
+    from kafkapy.record.compression import CompressionType
+    from kafkapy.record.errors import UnsupportedCompressionTypeError
+
+    data = bytearray(_batch())
+    data[16] = 0
+    with pytest.raises(InvalidRecordError, match="Produce requests with version 3 are only allowed to contain record"):
+        validate_produce_records(bytes(data), produce_version=3)
+    z = _batch(compression=CompressionType.ZSTD)
+    with pytest.raises(UnsupportedCompressionTypeError, match="ZStandard") as ei:
+        validate_produce_records(z, produce_version=6)
+    assert ei.value.code == 76
+    assert validate_produce_records(z, produce_version=7)[0].compression_codec == 4
