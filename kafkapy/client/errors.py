@@ -1,0 +1,53 @@
+"""Client-side exceptions that have no error code of their own on the wire.
+
+Each subclasses the generated class of the Kafka error it corresponds to, so callers can catch
+either (`DisconnectError` is a `NETWORK_EXCEPTION`, `KafkaTimeoutError` a `REQUEST_TIMED_OUT`,
+both retriable, as Java's DisconnectException / TimeoutException are).
+Stateless; thread-safe.
+"""
+
+from __future__ import annotations
+
+from kafkapy.common.errors import (
+    KafkaError,
+    NetworkExceptionError,
+    RequestTimedOutError,
+    UnsupportedVersionError,
+    error_for_code,
+)
+
+# KafkaError.__init_subclass__ sets code/name/retriable from the class keywords, so subclasses
+# restate their parent's.
+_NET = {"code": NetworkExceptionError.code, "name": NetworkExceptionError.name, "retriable": True}
+
+
+class DisconnectError(NetworkExceptionError, **_NET):
+    """The connection to a broker closed before the response arrived."""
+
+
+class NoBrokersAvailableError(NetworkExceptionError, **_NET):
+    """No bootstrap or known broker could be reached."""
+
+
+class KafkaTimeoutError(
+    RequestTimedOutError, code=RequestTimedOutError.code, name=RequestTimedOutError.name, retriable=True
+):
+    """A request or a blocking client call did not complete in time."""
+
+
+class ClientUnsupportedVersionError(
+    UnsupportedVersionError, code=UnsupportedVersionError.code, name=UnsupportedVersionError.name, retriable=False
+):
+    """The broker's supported versions of an API do not overlap the versions this client speaks."""
+
+
+def raise_for_code(code: int, message: str | None = None) -> None:
+    """Raise the KafkaError class for a non-zero error code (with the broker's message if any)."""
+    if code:
+        cls = error_for_code(code)
+        raise cls(message) if message else cls()
+
+
+def error_from_code(code: int, message: str | None = None) -> KafkaError:
+    cls = error_for_code(code)
+    return cls(message) if message else cls()
