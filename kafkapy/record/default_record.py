@@ -139,8 +139,9 @@ def estimate_record_size_upper_bound(
     return size
 
 
-def _zz(u: int) -> int:
-    return (u >> 1) ^ -(u & 1)
+def _slow_varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+    u, pos = decode_unsigned_varint(data, pos, max_bytes)
+    return (u >> 1) ^ -(u & 1), pos
 
 
 def decode_records(
@@ -157,82 +158,125 @@ def decode_records(
     Raises CorruptRecordError when a record is malformed, when fewer than `count` records are present,
     or when bytes are left over after the last one.
     """
-    if end is None:
-        end = len(buf)
-    mv = memoryview(buf)
+    # Work on one bytes copy: indexing and slicing bytes is the cheapest path in CPython. Varints of
+    # 1 and 2 bytes (nearly every delta and length) are decoded inline; longer ones go to _slow_varint.
+    data = bytes(buf[pos:end]) if (pos or end is not None or not isinstance(buf, bytes)) else buf
+    n = len(data)
+    pos = 0
     out: list[Record] = []
     append = out.append
-    uv = decode_unsigned_varint
+    slow = _slow_varint
+    new_tuple = tuple.__new__  # skips NamedTuple's Python-level __new__
+    key: bytes | None
+    value: bytes | None
     try:
         for _ in range(count):
-            b = mv[pos]
+            b = data[pos]
             if b < 0x80:
-                length, pos = _zz(b), pos + 1
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                length = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
-                u, pos = uv(mv, pos, 5)
-                length = _zz(u)
-            if length < 0 or pos + length > end:
-                raise CorruptRecordError(f"Invalid record size {length} at position {pos}")
+                length, pos = slow(data, pos, 5)
             rec_end = pos + length
+            if length < 0 or rec_end > n:
+                raise CorruptRecordError(f"Invalid record size {length} at position {pos}")
             pos += 1  # attributes: unused
-            u, pos = uv(mv, pos, 10)
-            ts_delta = _zz(u)
-            b = mv[pos]
+            b = data[pos]
             if b < 0x80:
-                od, pos = _zz(b), pos + 1
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                ts_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
-                u, pos = uv(mv, pos, 5)
-                od = _zz(u)
-            b = mv[pos]
+                ts_delta, pos = slow(data, pos, 10)
+            b = data[pos]
             if b < 0x80:
-                klen, pos = _zz(b), pos + 1
+                od = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                od = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
-                u, pos = uv(mv, pos, 5)
-                klen = _zz(u)
+                od, pos = slow(data, pos, 5)
+            b = data[pos]
+            if b < 0x80:
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                klen = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                klen, pos = slow(data, pos, 5)
             if klen < 0:
                 key = None
             else:
-                key = bytes(mv[pos:pos + klen])
+                key = data[pos:pos + klen]
                 pos += klen
-            u, pos = uv(mv, pos, 5)
-            vlen = _zz(u)
+            b = data[pos]
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                vlen, pos = slow(data, pos, 5)
             if vlen < 0:
                 value = None
             else:
-                value = bytes(mv[pos:pos + vlen])
+                value = data[pos:pos + vlen]
                 pos += vlen
-            b = mv[pos]
-            if b < 0x80:
-                nh, pos = _zz(b), pos + 1
+            b = data[pos]
+            if b == 0:
+                headers: list[Header] = []
+                pos += 1
             else:
-                u, pos = uv(mv, pos, 5)
-                nh = _zz(u)
-            if nh < 0:
-                raise CorruptRecordError(f"Found invalid number of record headers {nh}")
-            headers: list[Header] = []
-            for _h in range(nh):
-                u, pos = uv(mv, pos, 5)
-                hkl = _zz(u)
-                if hkl < 0:
-                    raise CorruptRecordError("Invalid negative header key size")
-                hk = str(mv[pos:pos + hkl], "utf-8")
-                pos += hkl
-                u, pos = uv(mv, pos, 5)
-                hvl = _zz(u)
-                if hvl < 0:
-                    headers.append((hk, None))
-                else:
-                    headers.append((hk, bytes(mv[pos:pos + hvl])))
-                    pos += hvl
+                nh, pos = slow(data, pos, 5)
+                if nh < 0:
+                    raise CorruptRecordError(f"Found invalid number of record headers {nh}")
+                headers, pos = _decode_headers(data, pos, nh)
             if pos != rec_end:
                 raise CorruptRecordError(
                     f"Invalid record size: expected to read {length} bytes in record payload, "
                     f"but instead read {length - (rec_end - pos)}"
                 )
-            ts = base_timestamp + ts_delta if timestamp_override is None else timestamp_override
-            append(Record(base_offset + od, ts, key, value, headers))
+            append(new_tuple(Record, (
+                base_offset + od,
+                base_timestamp + ts_delta if timestamp_override is None else timestamp_override,
+                key, value, headers,
+            )))
     except (IndexError, VarintError, UnicodeDecodeError) as e:
         raise CorruptRecordError(f"Malformed record at position {pos}: {e}") from e
-    if pos != end:
-        raise CorruptRecordError(f"{end - pos} bytes left over after the last of {count} records")
+    if pos != n:
+        raise CorruptRecordError(f"{n - pos} bytes left over after the last of {count} records")
     return out
+
+
+def _decode_headers(data: bytes, pos: int, count: int) -> tuple[list[Header], int]:
+    headers: list[Header] = []
+    for _ in range(count):
+        hkl, pos = _slow_varint(data, pos, 5)
+        if hkl < 0:
+            raise CorruptRecordError("Invalid negative header key size")
+        if pos + hkl > len(data):
+            raise CorruptRecordError("Header key runs past the record")
+        hk = data[pos:pos + hkl].decode("utf-8")
+        pos += hkl
+        hvl, pos = _slow_varint(data, pos, 5)
+        if hvl < 0:
+            headers.append((hk, None))
+        else:
+            if pos + hvl > len(data):
+                raise CorruptRecordError("Header value runs past the record")
+            headers.append((hk, data[pos:pos + hvl]))
+            pos += hvl
+    return headers, pos

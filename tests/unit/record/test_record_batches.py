@@ -2,6 +2,8 @@ import os
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafkapy.record.batch_header import read_batch_header
 from kafkapy.record.compression import CompressionType
@@ -239,3 +241,23 @@ def test_set_max_timestamp_log_append_time_in_place():
     assert bytes(buf) == before
     set_max_timestamp(buf, 3 + len(first), 0, 20)  # back to CreateTime: identical to the original
     assert bytes(buf[3 + len(first):]) == first
+
+
+_opt_bytes = st.one_of(st.none(), st.binary(max_size=300), st.sampled_from([b"x" * 8191, b"y" * 8192, b"z" * 70000]))
+_headers = st.lists(st.tuples(st.text(max_size=20), st.one_of(st.none(), st.binary(max_size=200))), max_size=4)
+_rows = st.lists(
+    st.tuples(st.integers(min_value=-1, max_value=2**62), _opt_bytes, _opt_bytes, _headers), min_size=1, max_size=30
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_rows, st.sampled_from(CODECS), st.integers(min_value=0, max_value=2**40))
+def test_round_trip_property(rows, codec, base_offset):
+    b = MemoryRecordsBuilder(compression=codec, base_offset=base_offset)
+    for ts, k, v, hs in rows:
+        b.append(ts, k, v, hs)
+    data = b.build()
+    (h,) = validate_produce_records(data)
+    assert h.max_timestamp == max(r[0] for r in rows) and h.records_count == len(rows)
+    got = next(MemoryRecords(data).batches()).records()
+    assert got == [Record(base_offset + i, ts, k, v, hs) for i, (ts, k, v, hs) in enumerate(rows)]
