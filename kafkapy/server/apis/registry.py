@@ -1,0 +1,84 @@
+"""The API handler registry: which handler serves which api key at which versions.
+
+Each module in server/apis/ registers its handlers with `@api(ApiKey.X, min_version, max_version)`.
+ApiVersions is answered from this registry, so the broker advertises exactly what its handlers
+implement. A handler takes (ctx, request_body) and returns the response body, or DEFERRED when a
+purgatory operation will call `ctx.respond(...)` later, or NO_RESPONSE (acks=0 produce).
+
+Thread-safety: registration happens at import time (one thread); lookups afterwards are read-only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kafkapy.protocol.message import Message
+
+DEFERRED = object()
+NO_RESPONSE = object()
+
+Handler = Callable[[Any, Message], Any]
+ErrorResponse = Callable[[Message, int, int], Message]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSpec:
+    api_key: int
+    min_version: int
+    max_version: int
+    handler: Handler
+    error_response: ErrorResponse | None
+
+
+_REGISTRY: dict[int, ApiSpec] = {}
+
+# The handler modules, imported once by load_handlers(); one module per API family.
+HANDLER_MODULES = (
+    "api_versions",
+    "metadata",
+    "produce",
+    "fetch",
+    "list_offsets",
+    "topics",
+    "configs",
+    "cluster",
+    "producer_ids",
+    "log_dirs",
+    "groups",
+    "offsets",
+)
+
+
+def api(api_key: int, min_version: int, max_version: int, error_response: ErrorResponse | None = None):
+    """Register the decorated function as the handler of `api_key` for [min_version, max_version].
+
+    `error_response(request, version, error_code)` builds the whole-request error answer used when the
+    handler raises a KafkaError; without it the dispatcher fills every `error_code` field it finds.
+    """
+
+    def register(fn: Handler) -> Handler:
+        _REGISTRY[int(api_key)] = ApiSpec(int(api_key), min_version, max_version, fn, error_response)
+        return fn
+
+    return register
+
+
+def load_handlers() -> dict[int, ApiSpec]:
+    for name in HANDLER_MODULES:
+        try:
+            importlib.import_module(f"kafkapy.server.apis.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"kafkapy.server.apis.{name}":
+                raise
+    return _REGISTRY
+
+
+def get(api_key: int) -> ApiSpec | None:
+    return _REGISTRY.get(api_key)
+
+
+def supported() -> dict[int, ApiSpec]:
+    return dict(_REGISTRY)

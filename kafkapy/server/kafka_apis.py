@@ -1,0 +1,104 @@
+"""KafkaApis: decodes each request, dispatches it to its registered handler, and maps errors to codes.
+
+This is the one boundary where a raised KafkaError becomes an error code on the wire. Handler
+modules live in server/apis/ (one per API family); ApiVersions answers from the registry.
+
+Bad input never takes the broker down: an unknown api key or an undecodable body closes that
+connection only (Kafka does the same); an ApiVersions request at a version we do not know gets
+UNSUPPORTED_VERSION with the v0 body.
+
+Thread-safety: handle() runs concurrently on every request-handler thread; it keeps no state of
+its own beyond the immutable registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kafkapy.common.errors import KafkaError, UnknownServerError
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.header import RequestHeaderError, decode_request_header
+from kafkapy.protocol.message import Message, ProtocolDecodeError
+from kafkapy.protocol.messages import REQUEST_CLASSES, RESPONSE_CLASSES
+from kafkapy.server.apis import registry
+from kafkapy.server.apis.registry import DEFERRED, NO_RESPONSE
+from kafkapy.server.network.request_channel import Request, RequestChannel
+from kafkapy.server.request_context import RequestContext
+
+log = logging.getLogger("kafka.server.KafkaApis")
+
+_UNSUPPORTED_VERSION = 35
+
+
+class KafkaApis:
+    def __init__(self, request_channel: RequestChannel, services: Any) -> None:
+        self.channel = request_channel
+        self.services = services
+        self.handlers = registry.load_handlers()
+
+    def handle(self, request: Request) -> None:
+        try:
+            header, body_offset = decode_request_header(request.frame)
+        except RequestHeaderError as e:
+            log.warning("Closing connection %s: %s", request.connection_id, e)
+            self.channel.close_connection(request)
+            return
+        except ProtocolDecodeError as e:
+            log.warning("Closing connection %s: bad request header: %s", request.connection_id, e)
+            self.channel.close_connection(request)
+            return
+        ctx = RequestContext(request, header, self.channel, self.services)
+        spec = self.handlers.get(header.api_key)
+        if spec is None or not spec.min_version <= header.api_version <= spec.max_version:
+            self._unsupported(ctx, spec)
+            return
+        try:
+            body = REQUEST_CLASSES[header.api_key].decode_from(request.frame, body_offset, header.api_version)[0]
+        except ProtocolDecodeError as e:
+            log.warning("Closing connection %s: cannot decode %s v%d: %s", request.connection_id,
+                        REQUEST_CLASSES[header.api_key].NAME, header.api_version, e)
+            self.channel.close_connection(request)
+            return
+        try:
+            result = spec.handler(ctx, body)
+        except KafkaError as e:
+            result = self._error_response(spec, body, header.api_version, e.code)
+        except Exception:
+            log.exception("Error handling %s v%d from %s", REQUEST_CLASSES[header.api_key].NAME,
+                          header.api_version, ctx.client_id)
+            result = self._error_response(spec, body, header.api_version, UnknownServerError.code)
+        if result is DEFERRED:
+            return
+        if result is NO_RESPONSE or result is None:
+            ctx.no_response()
+            return
+        ctx.respond(result)
+
+    def _unsupported(self, ctx: RequestContext, spec: registry.ApiSpec | None) -> None:
+        header = ctx.header
+        if header.api_key == ApiKey.API_VERSIONS:
+            from kafkapy.server.apis.api_versions import api_versions_response
+
+            body = api_versions_response(error_code=_UNSUPPORTED_VERSION)
+            # The client cannot parse a version it did not send successfully: answer with v0.
+            ctx.header.api_version = 0
+            ctx.respond(body)
+            return
+        log.warning("Closing connection %s: %s v%d is not supported", ctx.request.connection_id,
+                    REQUEST_CLASSES[header.api_key].NAME, header.api_version)
+        ctx.close()
+
+    @staticmethod
+    def _error_response(spec: registry.ApiSpec, body: Message, version: int, code: int) -> Message:
+        if spec.error_response is not None:
+            return spec.error_response(body, version, code)
+        resp = RESPONSE_CLASSES[spec.api_key]()
+        fill_error_code(resp, code)
+        return resp
+
+
+def fill_error_code(msg: Any, code: int) -> None:
+    """Set every top-level `error_code` field of a response (the generic whole-request error)."""
+    if hasattr(msg, "error_code"):
+        msg.error_code = code
