@@ -1,0 +1,157 @@
+"""RequestChannel: the hand-off between network Processors and request-handler threads.
+
+Processors put parsed Requests into one bounded queue (`queued.max.requests`; a full queue blocks
+the processor, which is Kafka's back-pressure); handler threads take them with
+`receive_request(timeout)`. A handler answers with `send_response(request, chunks)`, which routes the
+response to the queue of the Processor that owns the connection and wakes that Processor's selector.
+
+A Request's `frame` is one whole request without its int32 size prefix: request header then body,
+big-endian (api_key int16, api_version int16, correlation_id int32, client_id, ...). Response chunks
+are the bytes to write verbatim, size prefix included (bytes, bytearray, memoryview or FileRegion).
+
+Thread-safety: every method may be called from any thread; one lock guards the request queue.
+"""
+
+from __future__ import annotations
+
+import threading
+import time as _time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kafkapy.common.file_region import FileRegion
+
+Chunk = bytes | bytearray | memoryview | FileRegion
+
+
+@dataclass(slots=True, eq=False)
+class Request:
+    processor_id: int
+    connection_id: str
+    api_key: int
+    api_version: int
+    correlation_id: int
+    frame: memoryview
+    client_address: tuple[str, int]
+    start_ns: int
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+    dequeue_ns: int = 0
+    context: Any = None  # free for the API layer (e.g. the decoded header)
+
+    def __repr__(self) -> str:
+        return (
+            f"Request(api_key={self.api_key}, api_version={self.api_version}, correlation_id={self.correlation_id}, "
+            f"connection_id={self.connection_id!r}, size={len(self.frame)})"
+        )
+
+
+SEND = 0
+NOOP = 1  # no response bytes (acks=0): just unmute the connection
+CLOSE = 2
+
+
+@dataclass(slots=True, eq=False)
+class Response:
+    request: Request
+    chunks: list[Chunk] | None
+    action: int = SEND
+
+
+class ResponseSink(Protocol):
+    """What a Processor offers the channel."""
+
+    def enqueue_response(self, response: Response) -> None: ...
+
+
+class RequestChannel:
+    def __init__(self, queue_size: int) -> None:
+        if queue_size < 1:
+            raise ValueError("queue_size must be at least 1")
+        self.queue_size = queue_size
+        self._requests: deque[Request] = deque()
+        self._lock = threading.Lock()
+        self._not_empty = threading.Condition(self._lock)
+        self._not_full = threading.Condition(self._lock)
+        self._interrupts = 0
+        self._processors: dict[int, ResponseSink] = {}
+
+    # -- processors -----------------------------------------------------------------------------
+
+    def add_processor(self, processor_id: int, processor: ResponseSink) -> None:
+        if processor_id in self._processors:
+            raise ValueError(f"Processor id {processor_id} already registered")
+        self._processors[processor_id] = processor
+
+    def remove_processor(self, processor_id: int) -> None:
+        self._processors.pop(processor_id, None)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def send_request(self, request: Request, timeout: float | None = None) -> bool:
+        """Queue a request, blocking while the queue is full for up to timeout seconds (None =
+        forever). Returns False if it timed out."""
+        with self._not_full:
+            if len(self._requests) >= self.queue_size:
+                deadline = None if timeout is None else _time.monotonic() + timeout
+                while len(self._requests) >= self.queue_size:
+                    remaining = None if deadline is None else deadline - _time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return False
+                    self._not_full.wait(remaining)
+            self._requests.append(request)
+            self._not_empty.notify()
+            return True
+
+    def receive_request(self, timeout: float | None = None) -> Request | None:
+        """Take the oldest request, waiting up to timeout seconds (None = until one arrives or
+        interrupt_receivers() is called). Returns None on timeout or interrupt."""
+        with self._not_empty:
+            if not self._requests:
+                generation = self._interrupts
+                deadline = None if timeout is None else _time.monotonic() + timeout
+                while not self._requests:
+                    if self._interrupts != generation:
+                        return None
+                    remaining = None if deadline is None else deadline - _time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return None
+                    self._not_empty.wait(remaining)
+            request = self._requests.popleft()
+            self._not_full.notify()
+            return request
+
+    def interrupt_receivers(self) -> None:
+        """Make every thread blocked in receive_request return None (used at shutdown)."""
+        with self._not_empty:
+            self._interrupts += 1
+            self._not_empty.notify_all()
+
+    @property
+    def request_queue_size(self) -> int:
+        return len(self._requests)
+
+    def clear(self) -> list[Request]:
+        """Drop queued requests (shutdown); returns them."""
+        with self._lock:
+            dropped = list(self._requests)
+            self._requests.clear()
+            self._not_full.notify_all()
+            return dropped
+
+    # -- responses ------------------------------------------------------------------------------
+
+    def send_response(self, request: Request, chunks: list[Chunk] | None) -> None:
+        """Send `chunks` (the whole response, size prefix included) on the request's connection, or,
+        with None, send nothing and resume reading (acks=0)."""
+        self._route(Response(request, chunks, SEND if chunks is not None else NOOP))
+
+    def close_connection(self, request: Request) -> None:
+        """Close the request's connection without answering."""
+        self._route(Response(request, None, CLOSE))
+
+    def _route(self, response: Response) -> None:
+        processor = self._processors.get(response.request.processor_id)
+        if processor is not None:  # gone at shutdown: nothing left to answer
+            processor.enqueue_response(response)
