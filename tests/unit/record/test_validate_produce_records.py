@@ -166,3 +166,18 @@ def test_produce_version_in_messages_and_zstd_rule():
         validate_produce_records(z, produce_version=6)
     assert ei.value.code == 76
     assert validate_produce_records(z, produce_version=7)[0].compression_codec == 4
+
+
+def test_errors_are_kafka_errors_and_value_errors():
+    from kafkapy.common.errors import CorruptMessageError, KafkaError
+    from kafkapy.common.errors import InvalidRecordError as KafkaInvalidRecord
+    from kafkapy.record.errors import RecordValidationError
+
+    with pytest.raises(CorruptMessageError) as ei:
+        validate_produce_records(_batch()[:-1])
+    e = ei.value
+    assert isinstance(e, KafkaError) and isinstance(e, ValueError) and isinstance(e, RecordValidationError)
+    assert (e.code, e.name, e.retriable) == (2, "CORRUPT_MESSAGE", True) and "truncated" in e.message
+    with pytest.raises(KafkaInvalidRecord) as ei2:
+        validate_produce_records(b"", require_single_batch=True)
+    assert (ei2.value.code, ei2.value.name, ei2.value.retriable) == (87, "INVALID_RECORD", False)
