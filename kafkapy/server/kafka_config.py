@@ -159,7 +159,7 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("log.dir", STR, "/tmp/kafka-logs", None),
     ("log.dirs", STR, None, None),
     ("num.partitions", INT, "1", at_least(1)),
-    ("log.segment.bytes", INT, "1073741824", at_least(14)),
+    ("log.segment.bytes", INT, "1073741824", at_least(1048576)),  # Kafka 4.x minimum, as storage/
     ("log.roll.ms", LONG, None, None),
     ("log.roll.hours", INT, "168", at_least(1)),
     ("log.roll.jitter.ms", LONG, None, None),
@@ -201,6 +201,11 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("delete.topic.enable", BOOL, "true", None),
     ("min.insync.replicas", INT, "1", at_least(1)),
     ("compression.type", STR, "producer", _COMPRESSION),
+    ("compression.gzip.level", INT, "-1", lambda n, v: None if v == -1 or 1 <= v <= 9 else between(1, 9)(n, v)),
+    ("compression.lz4.level", INT, "9", between(1, 17)),
+    ("compression.zstd.level", INT, "3", between(-131072, 22)),
+    ("log.local.retention.ms", LONG, "-2", at_least(-2)),
+    ("log.local.retention.bytes", LONG, "-2", at_least(-2)),
     ("create.topic.policy.class.name", CLASS, None, None),
     ("alter.config.policy.class.name", CLASS, None, None),
     # replication

@@ -284,3 +284,17 @@ def test_cluster_id() -> None:
     assert validate_cluster_id("MkU3OEVBNTcwNTJENDM2Qk") == "MkU3OEVBNTcwNTJENDM2Qk"
     with pytest.raises(ConfigError):
         validate_cluster_id("short")
+
+
+def test_broker_synonym_defaults_agree_with_storage_log_config() -> None:
+    from kafkapy.storage.log_config import BROKER_SYNONYM_DEFS
+
+    config = KafkaConfig({})
+    for name, d in BROKER_SYNONYM_DEFS.items():
+        assert name in CONFIG_DEFS, name
+        assert CONFIG_DEFS[name].type.name == d.type, name
+        assert config.get(name) == d.default, name
+    with pytest.raises(ConfigError, match="log.segment.bytes: Value must be at least 1048576"):
+        KafkaConfig({"log.segment.bytes": "1000"})
+    with pytest.raises(ConfigError, match="compression.gzip.level"):
+        KafkaConfig({"compression.gzip.level": "0"})
