@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
+import select
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -66,6 +67,10 @@ class NetworkClient:
 
     # ------------------------------------------------------------------------------------------
     # nodes and connections
+
+    @property
+    def time(self) -> Time:
+        return self._time
 
     @property
     def cluster(self) -> Cluster:
@@ -229,6 +234,27 @@ class NetworkClient:
         except DisconnectError:
             self.metadata.request_update()
             raise
+
+    def poll(self, timeout_ms: float, nodes: Iterable[int] | None = None) -> None:
+        """Wait up to timeout_ms for responses on the given nodes' connections and read them."""
+        conns = [c for n, c in list(self._conns.items()) if nodes is None or n in nodes]
+        fds = {}
+        for c in conns:
+            fd = c.fileno()
+            if fd is not None and c.in_flight_count:
+                fds[fd] = c
+        if not fds:
+            if timeout_ms > 0:
+                self._time.sleep(min(timeout_ms, self.retry_backoff_ms))
+            return
+        try:
+            readable, _, _ = select.select(list(fds), [], [], max(timeout_ms, 0) / 1000.0)
+        except (OSError, ValueError):
+            readable = list(fds)
+        for c in fds.values():
+            # Poll every connection so request timeouts are enforced even when nothing arrives.
+            c.poll(0)
+        del readable
 
     def api_versions(self, node_id: int, timeout_ms: float | None = None) -> dict[int, tuple[int, int]]:
         """The broker's advertised (min, max) per api key, from the connection's negotiation."""
