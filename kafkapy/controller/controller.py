@@ -1,0 +1,569 @@
+"""Controller: Kafka's (ZooKeeper-mode) KafkaController over a MetadataStore, with one event thread that
+owns all controller state.
+
+Public methods only enqueue an event and return a concurrent.futures.Future the event thread completes;
+handlers wait on it (or chain add_done_callback) and never read controller state. Every decision is written
+to the store first, then pushed to brokers in Kafka's order: LeaderAndIsr (on_leader_and_isr callback, so
+the broker hosts the partition before clients can see it), UpdateMetadata (this broker's MetadataCache),
+StopReplica (on_stop_replica callback). Callbacks run on the event thread; they must not call back into the
+controller and wait.
+Thread-safety: public methods are safe from any thread; state lives on the event thread only.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionState, StopReplicaPartitionState
+from kafkapy.cluster.metadata_cache import MetadataCache
+from kafkapy.common.errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidRequestError,
+    InvalidTopicExceptionError,
+    KafkaError,
+    NotControllerError,
+    TopicAlreadyExistsError,
+    TopicDeletionDisabledError,
+    UnknownTopicOrPartitionError,
+)
+from kafkapy.common.time import SYSTEM, Time
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller import topic as topic_rules
+from kafkapy.controller.controller_events import (
+    NO_NUM_PARTITIONS,
+    NO_REPLICATION_FACTOR,
+    AlterPartitionItem,
+    BrokerChange,
+    ConfigChange,
+    ControlledShutdown,
+    ControllerEvent,
+    CreatableTopic,
+    CreateTopicResult,
+    ElectionType,
+    ElectLeaders,
+    IsrChange,
+    PartitionCreation,
+    Shutdown,
+    Startup,
+    TopicCreation,
+    TopicDeletion,
+)
+from kafkapy.controller.leadership import LeadershipHandlers
+from kafkapy.controller.metadata_store import MetadataStore, MetadataStoreError, NodeExistsError
+from kafkapy.controller.partition_state_machine import (
+    BrokerRequestBatch,
+    ControllerContext,
+    PartitionState,
+    PartitionStateMachine,
+)
+from kafkapy.controller.replica_assignment import (
+    BrokerMetadata,
+    RackAwareMode,
+    apply_rack_aware_mode,
+    assign_new_partitions,
+    assign_replicas_to_brokers,
+    validate_topic_assignment,
+)
+from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
+
+log = logging.getLogger(__name__)
+
+LeaderAndIsrCallback = Callable[[int, int, list[LeaderAndIsrPartitionState]], None]
+StopReplicaCallback = Callable[[int, int, list[StopReplicaPartitionState]], None]
+ConfigChangeCallback = Callable[[str, str, dict[str, str]], None]
+ConfigValidator = Callable[[Mapping[str, str]], None]
+
+
+def _default_topic_config_validator(configs: Mapping[str, str]) -> None:
+    from kafkapy.storage.log_config import validate_topic_configs
+
+    validate_topic_configs(configs)
+
+
+def _as_bool(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).strip().lower() == "true"
+
+
+class Controller(LeadershipHandlers):
+    def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
+                 config: Mapping[str, Any] | None = None,
+                 on_leader_and_isr: LeaderAndIsrCallback | None = None,
+                 on_stop_replica: StopReplicaCallback | None = None,
+                 on_config_change: ConfigChangeCallback | None = None,
+                 topic_config_validator: ConfigValidator | None = None,
+                 rng: random.Random | None = None) -> None:
+        """config: broker properties by Kafka name (num.partitions, default.replication.factor,
+        delete.topic.enable, unclean.leader.election.enable); values may be strings or typed."""
+        self.store = store
+        self.metadata_cache = metadata_cache
+        self.broker_id = broker_id
+        self.time = time
+        self.config = dict(config or {})
+        self.on_leader_and_isr = on_leader_and_isr
+        self.on_stop_replica = on_stop_replica
+        self.on_config_change = on_config_change
+        self.validate_topic_configs = topic_config_validator or _default_topic_config_validator
+        self._rng = rng or random.Random()
+        self.ctx = ControllerContext()
+        self._broker_defaults: dict[str, str] = {}
+        self.psm = PartitionStateMachine(self.ctx, store, self._unclean_enabled)
+        self._queue: queue.Queue[ControllerEvent] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._running = False
+        self._active = False
+        self._watching = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    def startup(self) -> Future[bool]:
+        """Start the event thread and try to become the active controller. The future says whether this
+        broker won the election. The broker must already be registered in the store."""
+        with self._lock:
+            if self._thread is None:
+                self._running = True
+                self._thread = threading.Thread(target=self._run, name=f"controller-event-thread-{self.broker_id}",
+                                                daemon=True)
+                self._thread.start()
+        return self._enqueue(Startup())
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        with self._lock:
+            thread = self._thread
+            if thread is None:
+                return
+        self._queue.put(Shutdown())
+        thread.join(timeout_s)
+        with self._lock:
+            self._thread = None
+        self._drain(NotControllerError("The controller is shutting down."))
+
+    @property
+    def is_active(self) -> bool:
+        return self._active
+
+    @property
+    def epoch(self) -> int:
+        return self.ctx.epoch
+
+    # -- public API (enqueue; thread-safe) -----------------------------------------------------------------
+
+    def create_topics(self, topics: Iterable[CreatableTopic | tuple], validate_only: bool = False
+                      ) -> Future[dict[str, CreateTopicResult]]:
+        """Tuples are (name, num_partitions, replication_factor, assignment or None, configs)."""
+        items = [t if isinstance(t, CreatableTopic) else CreatableTopic(t[0], t[1], t[2], t[3] or None,
+                                                                           dict(t[4] or {})) for t in topics]
+        return self._enqueue(TopicCreation(topics=items, validate_only=validate_only))
+
+    def delete_topics(self, names: Iterable[str]) -> Future[dict[str, KafkaError | None]]:
+        return self._enqueue(TopicDeletion(names=list(names)))
+
+    def create_partitions(self, topic: str, new_total: int, assignment: Sequence[Sequence[int]] | None = None,
+                          validate_only: bool = False) -> Future[None]:
+        """assignment: replicas of each new partition in order (len == new_total - current)."""
+        lists = [list(r) for r in assignment] if assignment is not None else None
+        return self._enqueue(PartitionCreation(topic=topic, new_total=new_total, assignment=lists,
+                                               validate_only=validate_only))
+
+    def alter_topic_configs(self, topic: str, configs: Mapping[str, str], validate_only: bool = False
+                            ) -> Future[None]:
+        """Replace the topic's overrides with configs (IncrementalAlterConfigs: the handler merges first)."""
+        return self._enqueue(ConfigChange(entity_type="topics", entity_name=topic, configs=dict(configs),
+                                          validate_only=validate_only))
+
+    def alter_broker_configs(self, broker_id: int | None, configs: Mapping[str, str],
+                             validate_only: bool = False) -> Future[None]:
+        """Replace dynamic broker overrides: per broker, or cluster-wide '<default>' when broker_id is None."""
+        name = DEFAULT_BROKER_ENTITY if broker_id is None else str(broker_id)
+        return self._enqueue(ConfigChange(entity_type="brokers", entity_name=name, configs=dict(configs),
+                                          validate_only=validate_only))
+
+    def alter_partition(self, broker_id: int, broker_epoch: int, items: Iterable[AlterPartitionItem]
+                        ) -> Future[dict[TopicPartition, LeaderAndIsr | KafkaError]]:
+        return self._enqueue(IsrChange(broker_id=broker_id, broker_epoch=broker_epoch, items=list(items)))
+
+    def controlled_shutdown(self, broker_id: int, broker_epoch: int = -1) -> Future[set[TopicPartition]]:
+        """Move leadership off broker_id; the result is the partitions it still leads (empty when done)."""
+        return self._enqueue(ControlledShutdown(broker_id=broker_id, broker_epoch=broker_epoch))
+
+    def elect_leaders(self, partitions: Iterable[TopicPartition] | None,
+                      election_type: int = ElectionType.PREFERRED) -> Future[dict[TopicPartition, KafkaError | None]]:
+        parts = list(partitions) if partitions is not None else None
+        return self._enqueue(ElectLeaders(partitions=parts, election_type=election_type))
+
+    def broker_change(self) -> None:
+        """Re-read the registered brokers (the store's broker watch calls this)."""
+        self._enqueue(BrokerChange())
+
+    # Reads straight from the store (thread-safe there): the Describe/AlterConfigs handlers use these.
+    def topic_config_overrides(self, topic: str) -> dict[str, str]:
+        return self.store.get_topic_config(topic)
+
+    def broker_config_overrides(self, broker_id: int | None) -> dict[str, str]:
+        return self.store.get_broker_config(broker_id)
+
+    # -- event loop -----------------------------------------------------------------------------------------
+
+    def _enqueue(self, event: ControllerEvent) -> Future[Any]:
+        if not self._running:
+            event.future.set_exception(NotControllerError("The controller is not running."))
+        else:
+            self._queue.put(event)
+        return event.future
+
+    def _run(self) -> None:
+        while True:
+            event = self._queue.get()
+            if isinstance(event, Shutdown):
+                self._running = False
+                self._resign()
+                event.future.set_result(None)
+                return
+            try:
+                if not self._active and not isinstance(event, (Startup, BrokerChange)):
+                    raise NotControllerError(f"Broker {self.broker_id} is not the active controller.")
+                result = self._process(event)
+                if not event.future.done():
+                    event.future.set_result(result)
+            except BaseException as e:  # the event thread must survive anything an event does
+                if not isinstance(e, KafkaError):
+                    log.exception("Controller event %s failed", type(event).__name__)
+                if not event.future.done():
+                    event.future.set_exception(e)
+
+    def _drain(self, error: KafkaError) -> None:
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if not event.future.done():
+                event.future.set_exception(error)
+
+    def _process(self, event: ControllerEvent) -> Any:
+        if isinstance(event, Startup):
+            return self._on_startup()
+        if isinstance(event, BrokerChange):
+            return self._on_broker_change() if self._active else None
+        if isinstance(event, TopicCreation):
+            return self._on_topic_creation(event)
+        if isinstance(event, TopicDeletion):
+            return self._on_topic_deletion(event.names)
+        if isinstance(event, PartitionCreation):
+            return self._on_partition_creation(event)
+        if isinstance(event, ConfigChange):
+            return self._on_config_change(event)
+        if isinstance(event, IsrChange):
+            return self._on_isr_change(event)
+        if isinstance(event, ControlledShutdown):
+            return self._on_controlled_shutdown(event)
+        if isinstance(event, ElectLeaders):
+            return self._on_elect_leaders(event)
+        raise ValueError(f"unknown controller event {event!r}")
+
+    def _send(self, batch: BrokerRequestBatch) -> None:
+        for broker_id, states in sorted(batch.leader_and_isr.items()):
+            if self.on_leader_and_isr is not None:
+                self._call(self.on_leader_and_isr, broker_id, self.ctx.epoch, list(states.values()))
+        if batch.update_metadata or batch.update_metadata_brokers:
+            self.metadata_cache.update_metadata(self.broker_id, self.ctx.epoch, self.ctx.live_brokers.values(),
+                                                list(batch.update_metadata.values()), self.ctx.topic_ids)
+        for broker_id, parts in sorted(batch.stop_replica.items()):
+            if self.on_stop_replica is not None:
+                self._call(self.on_stop_replica, broker_id, self.ctx.epoch, list(parts.values()))
+
+    @staticmethod
+    def _call(fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:  # a broker failing to apply a decision must not stop the controller
+            log.exception("Controller callback %s failed", getattr(fn, "__name__", fn))
+
+    def _resign(self) -> None:
+        if self._active:
+            self._active = False
+            try:
+                self.store.resign_controller(self.broker_id)
+            except MetadataStoreError:
+                log.exception("Could not resign as controller")
+
+    # -- startup / failover -----------------------------------------------------------------------------------
+
+    def _on_startup(self) -> bool:
+        epoch = self.store.try_elect_controller(self.broker_id, self.time.milliseconds())
+        cluster_id = self.store.get_or_create_cluster_id(uuid_to_kafka_str(random_kafka_uuid()))
+        self.metadata_cache.set_cluster_id(cluster_id)
+        if epoch is None:
+            log.info("Broker %d is not the controller (controller is %s)", self.broker_id,
+                     self.store.get_controller_id())
+            self._active = False
+            return False
+        ctx = self.ctx
+        ctx.epoch = epoch
+        self._active = True
+        if not self._watching:
+            self._watching = True
+            self.store.watch_brokers(self.broker_change)
+        ctx.live_brokers = self.store.get_brokers()
+        ctx.shutting_down_broker_ids.clear()
+        self._broker_defaults = self.store.get_broker_config(None)
+        topics = self.store.get_topics()
+        for name, topic in topics.items():
+            ctx.topic_ids[name] = topic.topic_id or random_kafka_uuid()
+            ctx.assignments[name] = dict(topic.assignment)
+            ctx.topic_configs[name] = self.store.get_topic_config(name)
+            for partition, leadership in self.store.get_partition_states(name).items():
+                ctx.leadership[TopicPartition(name, partition)] = leadership
+        ctx.topics_to_be_deleted = self.store.get_topics_marked_for_deletion() & set(topics)
+        for tp in ctx.all_partitions():
+            leadership = ctx.leadership.get(tp)
+            if leadership is None:
+                ctx.states[tp] = PartitionState.NEW
+            elif ctx.is_replica_online(leadership.leader_and_isr.leader):
+                ctx.states[tp] = PartitionState.ONLINE
+            else:
+                ctx.states[tp] = PartitionState.OFFLINE
+        batch = BrokerRequestBatch(ctx)
+        batch.update_metadata_brokers = True
+        batch.add_update_metadata(ctx.all_partitions())
+        for tp in ctx.all_partitions():
+            leadership = ctx.leadership.get(tp)
+            if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
+                live = [r for r in ctx.replicas(tp) if ctx.is_replica_online(r)]
+                batch.add_leader_and_isr(live, tp, leadership)
+        self.psm.trigger_online_state_change(batch)
+        self._send(batch)
+        if ctx.topics_to_be_deleted:
+            self._delete_topics(sorted(ctx.topics_to_be_deleted))
+        log.info("Broker %d is the controller, epoch %d, %d topics", self.broker_id, epoch, len(topics))
+        return True
+
+    def _on_broker_change(self) -> None:
+        ctx = self.ctx
+        current = self.store.get_brokers()
+        old = ctx.live_brokers
+        bounced = {b for b in current if b in old and current[b].epoch != old[b].epoch}
+        dead = (set(old) - set(current)) | bounced
+        new = (set(current) - set(old)) | bounced
+        if not dead and not new and current == old:
+            return
+        batch = BrokerRequestBatch(ctx)
+        batch.update_metadata_brokers = True
+        if dead:
+            ctx.live_brokers = {b: old[b] for b in old if b not in dead}
+            ctx.shutting_down_broker_ids -= dead
+            self._on_brokers_failure(dead, batch)
+        ctx.live_brokers = current
+        if new:
+            batch.add_update_metadata(ctx.all_partitions())
+            for broker_id in sorted(new):
+                for tp in ctx.partitions_on_broker(broker_id):
+                    leadership = ctx.leadership.get(tp)
+                    if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
+                        batch.add_leader_and_isr([broker_id], tp, leadership)
+            self.psm.trigger_online_state_change(batch)
+        self._send(batch)
+
+    def _on_brokers_failure(self, dead: set[int], batch: BrokerRequestBatch) -> None:
+        ctx = self.ctx
+        offline_leaders = [tp for tp in ctx.all_partitions() if tp.topic not in ctx.topics_to_be_deleted
+                           and tp in ctx.leadership and ctx.leadership[tp].leader_and_isr.leader in dead]
+        self.psm.to_offline(offline_leaders)
+        self.psm.trigger_online_state_change(batch)
+        for broker_id in sorted(dead):
+            hosted = [tp for tp in ctx.partitions_on_broker(broker_id) if tp.topic not in ctx.topics_to_be_deleted]
+            self.psm.remove_replica_from_isr(broker_id, hosted, batch)
+
+    # -- topics -----------------------------------------------------------------------------------------------
+
+    def _on_topic_creation(self, event: TopicCreation) -> dict[str, CreateTopicResult]:
+        batch = BrokerRequestBatch(self.ctx)
+        results: dict[str, CreateTopicResult] = {}
+        for topic in event.topics:
+            try:
+                results[topic.name] = self._create_topic(topic, event.validate_only, batch)
+            except KafkaError as e:
+                results[topic.name] = CreateTopicResult(topic.name, e)
+        self._send(batch)
+        return results
+
+    def _create_topic(self, t: CreatableTopic, validate_only: bool, batch: BrokerRequestBatch) -> CreateTopicResult:
+        ctx = self.ctx
+        name = t.name
+        if name in ctx.topics_to_be_deleted:
+            raise TopicAlreadyExistsError(f"Topic '{name}' is marked for deletion.")
+        if name in ctx.assignments:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        null_configs = [k for k, v in t.configs.items() if v is None]
+        if null_configs:
+            raise InvalidConfigError(f"Null value not supported for topic configs: {','.join(null_configs)}")
+        configs = {k: str(v) for k, v in t.configs.items()}
+        if t.assignment:
+            if t.num_partitions != NO_NUM_PARTITIONS or t.replication_factor != NO_REPLICATION_FACTOR:
+                raise InvalidRequestError("Both numPartitions or replicationFactor and replicasAssignments were "
+                                          "set. Both cannot be used at the same time.")
+            assignment = {int(p): [int(b) for b in r] for p, r in sorted(t.assignment.items())}
+            if any(not r for r in assignment.values()):
+                raise InvalidReplicaAssignmentError("The manual partition assignment includes an empty replica list.")
+        else:
+            num_partitions = t.num_partitions if t.num_partitions != NO_NUM_PARTITIONS else \
+                int(self.config.get("num.partitions", 1))
+            rf = t.replication_factor if t.replication_factor != NO_REPLICATION_FACTOR else \
+                int(self.config.get("default.replication.factor", 1))
+            assignment = assign_replicas_to_brokers(self._broker_metadatas(), num_partitions, rf, rng=self._rng)
+        topic_rules.validate(name)
+        if topic_rules.has_collision_chars(name):
+            colliding = [x for x in sorted(ctx.assignments) if topic_rules.has_collision(name, x)]
+            if colliding:
+                raise InvalidTopicExceptionError(f"Topic '{name}' collides with existing topics: {', '.join(colliding)}")
+        validate_topic_assignment(assignment)
+        self._validate_configs(configs)
+        rf = len(assignment[0])
+        if validate_only:
+            return CreateTopicResult(name, None, None, len(assignment), rf, assignment, configs)
+        topic_id = random_kafka_uuid()
+        try:
+            self.store.create_topic(name, topic_id, assignment, configs)
+        except NodeExistsError:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.") from None
+        ctx.topic_ids[name] = topic_id
+        ctx.assignments[name] = {p: tuple(r) for p, r in assignment.items()}
+        ctx.topic_configs[name] = configs
+        partitions = ctx.partitions_for_topic(name)
+        self.psm.to_new(partitions)
+        self.psm.to_online(partitions, batch)
+        return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
+
+    def _broker_metadatas(self) -> list[BrokerMetadata]:
+        brokers = [BrokerMetadata(b.id, b.rack) for b in self.ctx.live_brokers.values()]
+        return apply_rack_aware_mode(brokers, RackAwareMode.ENFORCED)
+
+    def _validate_configs(self, configs: Mapping[str, str]) -> None:
+        try:
+            self.validate_topic_configs(configs)
+        except KafkaError:
+            raise
+        except (ValueError, TypeError) as e:
+            raise InvalidConfigError(str(e)) from None
+
+    def _on_topic_deletion(self, names: list[str]) -> dict[str, KafkaError | None]:
+        results: dict[str, KafkaError | None] = {}
+        if not _as_bool(self.config.get("delete.topic.enable", True)):
+            return {n: TopicDeletionDisabledError("Topic deletion is disabled.") for n in names}
+        to_delete = []
+        for name in dict.fromkeys(names):
+            if name not in self.ctx.assignments:
+                results[name] = UnknownTopicOrPartitionError("This server does not host this topic-partition.")
+            else:
+                results[name] = None
+                to_delete.append(name)
+        if to_delete:
+            self.store.mark_topics_for_deletion(to_delete)
+            self._delete_topics(to_delete)
+        return results
+
+    def _delete_topics(self, names: list[str]) -> None:
+        """Kafka's TopicDeletionManager, in one pass: clients stop seeing the partitions (UpdateMetadata with
+        leader -2), replicas are stopped and deleted, then the topic leaves the store."""
+        ctx = self.ctx
+        ctx.topics_to_be_deleted.update(names)
+        batch = BrokerRequestBatch(ctx)
+        partitions = [tp for name in names for tp in ctx.partitions_for_topic(name)]
+        batch.add_update_metadata(partitions)
+        for tp in partitions:
+            batch.add_stop_replica([r for r in ctx.replicas(tp) if ctx.is_replica_online(r)], tp, delete=True)
+        self.psm.to_offline(partitions)
+        self.psm.to_non_existent(partitions)
+        self._send(batch)
+        for name in names:
+            self.store.delete_topic(name)
+            ctx.remove_topic(name)
+
+    def _on_partition_creation(self, event: PartitionCreation) -> None:
+        ctx = self.ctx
+        name = event.topic
+        if name not in ctx.assignments:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
+        if name in ctx.topics_to_be_deleted:
+            raise InvalidTopicExceptionError("The topic is queued for deletion.")
+        existing = ctx.assignments[name]
+        old = len(existing)
+        increment = event.new_total - old
+        if increment < 0:
+            raise InvalidPartitionsError(
+                f"Topic currently has {old} partitions, which is higher than the requested {event.new_total}.")
+        if increment == 0:
+            raise InvalidPartitionsError(f"Topic already has {old} partitions.")
+        proposed = None
+        if event.assignment is not None:
+            unknown = sorted({b for r in event.assignment for b in r} - set(ctx.live_brokers))
+            if unknown:
+                raise InvalidReplicaAssignmentError(
+                    f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.")
+            if len(event.assignment) != increment:
+                raise InvalidReplicaAssignmentError(f"Increasing the number of partitions by {increment} but "
+                                                    f"{len(event.assignment)} assignments provided.")
+            proposed = {old + i: r for i, r in enumerate(event.assignment)}
+        new = assign_new_partitions(name, existing, self._broker_metadatas(), event.new_total, proposed, self._rng)
+        if event.validate_only:
+            return None
+        self.store.add_partitions(name, new)
+        ctx.assignments[name].update({p: tuple(r) for p, r in new.items()})
+        partitions = [TopicPartition(name, p) for p in sorted(new)]
+        batch = BrokerRequestBatch(ctx)
+        self.psm.to_new(partitions)
+        self.psm.to_online(partitions, batch)
+        self._send(batch)
+        return None
+
+    # -- configs ----------------------------------------------------------------------------------------------
+
+    def _on_config_change(self, event: ConfigChange) -> None:
+        name = event.entity_name
+        if event.entity_type == "topics":
+            if name not in self.ctx.assignments:
+                raise UnknownTopicOrPartitionError(f"Topic {name} does not exist.")
+            self._validate_configs(event.configs)
+            if event.validate_only:
+                return None
+            was_unclean = self._unclean_enabled(name)
+            self.store.set_topic_config(name, event.configs)
+            self.ctx.topic_configs[name] = dict(event.configs)
+            if not was_unclean and self._unclean_enabled(name):
+                self._elect_offline(self.ctx.partitions_for_topic(name))
+        elif event.entity_type == "brokers":
+            if event.validate_only:
+                return None
+            self.store.set_entity_config("brokers", name, event.configs)
+            if name == DEFAULT_BROKER_ENTITY:
+                self._broker_defaults = dict(event.configs)
+                self._elect_offline(self.ctx.partitions_in_state(PartitionState.OFFLINE))
+        else:
+            raise InvalidRequestError(f"Unsupported config entity type {event.entity_type}")
+        if self.on_config_change is not None:
+            self._call(self.on_config_change, event.entity_type, name, dict(event.configs))
+        return None
+
+    def _elect_offline(self, partitions: list[TopicPartition]) -> None:
+        offline = [tp for tp in partitions if self.ctx.states.get(tp) == PartitionState.OFFLINE]
+        if offline:
+            batch = BrokerRequestBatch(self.ctx)
+            self.psm.trigger_online_state_change(batch, offline)
+            self._send(batch)
+
+    def _unclean_enabled(self, topic: str) -> bool:
+        overrides = self.ctx.topic_configs.get(topic, {})
+        key = "unclean.leader.election.enable"
+        if key in overrides:
+            return _as_bool(overrides[key])
+        if key in self._broker_defaults:
+            return _as_bool(self._broker_defaults[key])
+        return _as_bool(self.config.get(key, False))

@@ -1,0 +1,127 @@
+"""Controller events (what the event thread processes, one at a time) and the request/result values of the
+Controller's public API.
+
+Every event carries a concurrent.futures.Future that the event thread completes; callers (API handlers)
+wait on it or chain a callback, and never touch controller state. Immutable inputs; the Future is the only
+shared mutable part and is thread-safe.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr
+from kafkapy.common.errors import KafkaError
+from kafkapy.common.topic_partition import TopicPartition
+
+NO_NUM_PARTITIONS = -1  # CreateTopics: use num.partitions
+NO_REPLICATION_FACTOR = -1  # CreateTopics: use default.replication.factor
+
+
+@dataclass(frozen=True, slots=True)
+class CreatableTopic:
+    """One topic of a CreateTopics request (Kafka's CreatableTopic)."""
+
+    name: str
+    num_partitions: int = NO_NUM_PARTITIONS
+    replication_factor: int = NO_REPLICATION_FACTOR
+    assignment: Mapping[int, Sequence[int]] | None = None  # partition -> broker ids; None/empty: computed
+    configs: Mapping[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopicResult:
+    """Outcome for one topic; error is None on success (or when validate_only found nothing wrong)."""
+
+    name: str
+    error: KafkaError | None
+    topic_id: uuid.UUID | None = None  # None for validate_only and on error
+    num_partitions: int = -1
+    replication_factor: int = -1
+    assignment: dict[int, list[int]] = field(default_factory=dict)
+    configs: dict[str, str] = field(default_factory=dict)  # the topic's overrides
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionItem:
+    """One partition of an AlterPartition request: the leader's proposed state."""
+
+    topic_partition: TopicPartition
+    leader_and_isr: LeaderAndIsr  # leader = the requesting broker; partition_epoch = the one it knows
+
+
+class ElectionType:
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(eq=False)
+class ControllerEvent:
+    future: Future[Any] = field(default_factory=Future, init=False)
+
+
+@dataclass(eq=False)
+class Startup(ControllerEvent):
+    pass
+
+
+@dataclass(eq=False)
+class BrokerChange(ControllerEvent):
+    pass
+
+
+@dataclass(eq=False)
+class TopicCreation(ControllerEvent):
+    topics: list[CreatableTopic] = field(default_factory=list)
+    validate_only: bool = False
+
+
+@dataclass(eq=False)
+class TopicDeletion(ControllerEvent):
+    names: list[str] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class PartitionCreation(ControllerEvent):
+    topic: str = ""
+    new_total: int = 0
+    assignment: list[list[int]] | None = None  # replicas of each new partition, in partition order
+    validate_only: bool = False
+
+
+@dataclass(eq=False)
+class ConfigChange(ControllerEvent):
+    entity_type: str = "topics"  # 'topics' or 'brokers'
+    entity_name: str = ""  # topic name, broker id, or '<default>'
+    configs: dict[str, str] = field(default_factory=dict)
+    validate_only: bool = False
+
+
+@dataclass(eq=False)
+class IsrChange(ControllerEvent):
+    """AlterPartition from a partition leader."""
+
+    broker_id: int = -1
+    broker_epoch: int = -1
+    items: list[AlterPartitionItem] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ControlledShutdown(ControllerEvent):
+    broker_id: int = -1
+    broker_epoch: int = -1
+
+
+@dataclass(eq=False)
+class ElectLeaders(ControllerEvent):
+    partitions: list[TopicPartition] | None = None  # None: every partition
+    election_type: int = ElectionType.PREFERRED
+
+
+@dataclass(eq=False)
+class Shutdown(ControllerEvent):
+    pass
