@@ -23,7 +23,8 @@ A tool's cli module is:
 Conventions (DESIGN.md "Tools and CLI"): Kafka's long flag names and aliases (both `--flag value` and
 `--flag=value`); every tool has `--output text|json`, `--verbose`, `--help`, `--version`.
 Exit codes: 0 ok; 1 runtime error, one line "Error: ..." on stderr (traceback only with --verbose or
-KAFKAPY_DEBUG=1); 2 usage error, one line "kafkapy <tool>: error: ..." on stderr; 130 on Ctrl-C.
+KAFKAPY_DEBUG=1) - raise ToolError here, kafkapy.tools.ToolFailure in tool logic, anything else is
+reported as "Error: <ExceptionType>: <message>" (KafkaErrors as "Error: <KAFKA_NAME>: <message>"); 2 usage error, one line "kafkapy <tool>: error: ..." on stderr; 130 on Ctrl-C.
 A closed stdout pipe (`| head`) ends the tool quietly with 0, as Kafka's Java tools do.
 
 Parsing uses argparse rather than Typer/click for start-up time (see kafkapy/cli/main.py).
@@ -37,6 +38,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from kafkapy.tools import ToolFailure
 
 USAGE_EXIT = 2
 ERROR_EXIT = 1
@@ -199,6 +202,12 @@ def run(
         if verbose:
             _traceback(err)
         return e.exit_code
+    except ToolFailure as e:
+        _flush_quietly(out)
+        err.write("Error: " + _one_line(str(e)) + "\n")
+        if verbose:
+            _traceback(err)
+        return ERROR_EXIT
     except KeyboardInterrupt:
         _flush_quietly(out)
         return INTERRUPTED_EXIT

@@ -1,0 +1,642 @@
+"""dump-log: Kafka's DumpLogSegments over offline segment files, as a stream of result dataclasses.
+
+Reads (never writes, never creates) `<base>.log` segments (magic 2 batches and magic 0/1 message
+sets), `<base>.index` (8-byte entries: relative offset int32, position int32), `<base>.timeindex`
+(12-byte entries: timestamp int64, relative offset int32) and `<base>.txnindex` (34-byte entries:
+version int16, producerId int64, firstOffset int64, lastOffset int64, lastStableOffset int64).
+Walks batches the way Kafka's FileLogInputStream does: stop when <= 17 bytes remain or a batch runs
+past the end (those bytes are reported as invalid), fail on a size field below 14.
+
+`dump_log_segments(options)` yields, in output order: Dumping, LogStartingOffset, BatchLine,
+RecordLine, InvalidBytes, IndexEntryLine, TimeIndexEntryLine, TxnIndexEntryLine, Notice, Ignored,
+then the end-of-run reports IndexMismatches, TimestampMismatches, OutOfOrderTimestamps,
+IndexedOffsetsNotFound, NonConsecutiveOffsets. kafkapy/cli/
+dump_log.py renders them in Kafka's exact words. Segment bytes are mmap'd read-only; records are
+decoded (per batch, by record/) only for deep iteration and time-index checks.
+Thread-safety: a generator over private state; one consumer.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from kafkapy.record.compression import CompressionType, decompress
+from kafkapy.record.control_record import ControlRecordType, EndTransactionMarker, parse_control_key
+from kafkapy.record.crc import crc32
+from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
+from kafkapy.record.memory_records import DefaultRecordBatch
+from kafkapy.tools import ToolFailure
+
+INT_MAX = 2**31 - 1
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+LOG_OVERHEAD = 12
+HEADER_SIZE_UP_TO_MAGIC = 17
+RECORD_OVERHEAD_V0 = 14
+_OFFSET_SIZE = struct.Struct(">qi")
+_INDEX_ENTRY = struct.Struct(">ii")
+_TIME_INDEX_ENTRY = struct.Struct(">qi")
+_TXN_INDEX_ENTRY = struct.Struct(">hqqqq")
+_LEGACY_HEAD = struct.Struct(">IBb")  # crc, magic, attributes (after the log overhead)
+_INT64 = struct.Struct(">q")
+_V2_LAST_OFFSET_DELTA = 23
+
+STRING_DECODERS = {"org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder", "string"}
+INTEGER_DECODERS = {"org.apache.kafka.tools.api.IntegerDecoder", "kafka.serializer.IntegerDecoder", "integer"}
+LONG_DECODERS = {"org.apache.kafka.tools.api.LongDecoder", "kafka.serializer.LongDecoder", "long"}
+BYTES_DECODERS = {"org.apache.kafka.tools.api.DefaultDecoder", "kafka.serializer.DefaultDecoder", "bytes"}
+DEFAULT_DECODER = "org.apache.kafka.tools.api.StringDecoder"
+
+
+@dataclass
+class DumpLogOptions:
+    files: list[str]
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_bytes: int = INT_MAX
+    key_decoder: str | None = None  # None: option absent (string decoding)
+    value_decoder: str | None = None
+    offsets_decoder: bool = False
+    transaction_log_decoder: bool = False
+    skip_record_metadata: bool = False
+
+    @property
+    def should_print_data_log(self) -> bool:
+        return (self.print_data_log or self.offsets_decoder or self.transaction_log_decoder
+                or self.key_decoder is not None or self.value_decoder is not None)  # fmt: skip
+
+    @property
+    def is_deep_iteration(self) -> bool:
+        return self.deep_iteration or self.should_print_data_log
+
+
+# --- results ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Dumping:
+    file: str
+
+
+@dataclass
+class LogStartingOffset:
+    offset: int
+
+
+@dataclass
+class BatchLine:
+    position: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    count: int | None
+    base_sequence: int
+    last_sequence: int
+    producer_id: int
+    producer_epoch: int
+    partition_leader_epoch: int
+    is_transactional: bool
+    is_control: bool
+    delete_horizon_ms: int | None
+    timestamp_type: str  # CreateTime, LogAppendTime, NoTimestampType
+    max_timestamp: int
+    size: int
+    compress_codec: str
+    crc: int
+    is_valid: bool
+
+
+@dataclass
+class RecordLine:
+    offset: int
+    timestamp_type: str
+    timestamp: int
+    key_size: int
+    value_size: int
+    magic: int
+    sequence: int | None = None  # magic 2 only
+    header_keys: list[str] | None = None  # magic 2 only
+    legacy_is_valid: bool | None = None  # magic 0/1 only
+    legacy_crc: int | None = None
+    control_type: str | None = None  # control batches: COMMIT, ABORT, LEADER_CHANGE, ..., UNKNOWN
+    control_type_id: int | None = None
+    coordinator_epoch: int | None = None
+    key: str | None = None  # decoded contents (print-data-log only)
+    payload: str | None = None
+    print_metadata: bool = True
+    print_contents: bool = False
+
+
+@dataclass
+class InvalidBytes:
+    count: int
+    file_name: str
+
+
+@dataclass
+class IndexEntryLine:
+    offset: int
+    position: int
+
+
+@dataclass
+class TimeIndexEntryLine:
+    timestamp: int
+    offset: int
+
+
+@dataclass
+class TxnIndexEntryLine:
+    version: int
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+@dataclass
+class Notice:
+    """A plain stdout line such as "<file> is empty." or "<file> passed sanity check."."""
+
+    text: str
+
+
+@dataclass
+class Ignored:
+    file: str
+
+
+@dataclass
+class IndexMismatches:
+    file: str  # absolute path
+    mismatches: list[tuple[int, int]]  # (index offset, log offset), index offset descending
+
+
+@dataclass
+class TimeIndexErrors:
+    """Accumulated while dumping one .timeindex; reported as the three events below, in Kafka's order."""
+
+    file: str
+    timestamp_mismatches: list[tuple[int, int]] = field(default_factory=list)  # (index ts, log ts)
+    out_of_order: list[tuple[int, int]] = field(default_factory=list)  # (index ts, previous index ts)
+    offsets_not_found: list[tuple[int, int]] = field(default_factory=list)  # (index offset, log offset)
+
+
+@dataclass
+class TimestampMismatches:
+    file: str
+    pairs: list[tuple[int, int]]  # (index timestamp, log timestamp)
+
+
+@dataclass
+class OutOfOrderTimestamps:
+    file: str
+    pairs: list[tuple[int, int]]  # (index timestamp, previously indexed timestamp)
+
+
+@dataclass
+class IndexedOffsetsNotFound:
+    file: str
+    pairs: list[tuple[int, int]]  # (indexed offset, found log offset or -1)
+
+
+@dataclass
+class NonConsecutiveOffsets:
+    file: str
+    pairs: list[tuple[int, int]]  # (previous offset, next offset), ascending
+
+
+# --- record contents -------------------------------------------------------------------------------
+
+
+def _decoder(name: str | None) -> Callable[[bytes], str]:
+    if name is None or name in STRING_DECODERS:
+        return lambda b: b.decode("utf-8", errors="replace")
+    if name in INTEGER_DECODERS:
+        return lambda b: str(int.from_bytes(b[:4], "big", signed=True)) if len(b) >= 4 else ""
+    if name in LONG_DECODERS:
+        return lambda b: str(int.from_bytes(b[:8], "big", signed=True)) if len(b) >= 8 else ""
+    if name in BYTES_DECODERS:
+        return lambda b: b.hex()
+    raise ToolFailure(f"Failed to load decoder class {name}")
+
+
+MessageParser = Callable[[object], tuple[str | None, str | None]]
+
+
+def message_parser(options: DumpLogOptions) -> MessageParser:
+    if options.offsets_decoder or options.transaction_log_decoder:
+        from kafkapy.tools.dump_log_decoders import coordinator_parser
+
+        return coordinator_parser("transaction" if options.transaction_log_decoder and not options.offsets_decoder
+                                  else "group")  # fmt: skip
+    key_decoder, value_decoder = _decoder(options.key_decoder), _decoder(options.value_decoder)
+
+    def parse(record) -> tuple[str | None, str | None]:
+        key = None if record.key is None else key_decoder(record.key)
+        value = None if record.value is None else value_decoder(record.value)
+        return key, value
+
+    return parse
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+
+def _absolute(path: str) -> str:
+    """java.io.File.getAbsolutePath: cwd-joined, not normalised."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
+def _base_offset(path: str) -> int:
+    stem = os.path.basename(path).split(".")[0]
+    try:
+        return int(stem)
+    except ValueError:
+        raise ToolFailure(f"Cannot parse the base offset from the file name {os.path.basename(path)}") from None
+
+
+def _sibling(path: str, suffix: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(path)), os.path.basename(path).split(".")[0] + suffix)
+
+
+class _MappedFile:
+    """A read-only view of a whole file (mmap'd; empty files give an empty buffer)."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        except FileNotFoundError:
+            raise ToolFailure(f"{path} (No such file or directory)") from None
+        except IsADirectoryError:
+            raise ToolFailure(f"{path} (Is a directory)") from None
+        self.buf: memoryview = memoryview(self._mm) if self._mm is not None else memoryview(b"")
+        self.size = size
+
+    def close(self) -> None:
+        self.buf.release()
+        if self._mm is not None:
+            try:
+                self._mm.close()
+            except BufferError:  # a batch view is still referenced; the mapping goes with it
+                pass
+
+
+@dataclass
+class _ShallowLegacy:
+    """Header fields of a magic 0/1 entry read at fixed positions (works even when its body is corrupt)."""
+
+    offset: int
+    size_in_bytes: int
+    crc: int
+    magic: int
+    attributes: int
+    timestamp: int
+    is_valid: bool
+
+
+def _shallow_legacy(buf: memoryview, pos: int, size: int) -> _ShallowLegacy:
+    offset = _INT64.unpack_from(buf, pos)[0]
+    crc, magic, attributes = _LEGACY_HEAD.unpack_from(buf, pos + LOG_OVERHEAD)
+    timestamp = _INT64.unpack_from(buf, pos + LOG_OVERHEAD + 6)[0] if magic == 1 and size >= 14 else -1
+    valid = crc32(buf[pos + LOG_OVERHEAD + 4 : pos + LOG_OVERHEAD + size]) == crc
+    return _ShallowLegacy(offset, LOG_OVERHEAD + size, crc, magic, attributes, timestamp, valid)
+
+
+def walk_batches(buf: memoryview, start: int, end: int, file: str) -> Iterator[tuple[int, int, int]]:
+    """(position, size in bytes, magic) of each complete batch in buf[start:end], as FileLogInputStream."""
+    pos = start
+    while pos < end - HEADER_SIZE_UP_TO_MAGIC:
+        _, size = _OFFSET_SIZE.unpack_from(buf, pos)
+        if size < RECORD_OVERHEAD_V0:
+            raise ToolFailure(
+                f"Found record size {size} smaller than minimum record overhead ({RECORD_OVERHEAD_V0}) in file {file}."
+            )
+        if pos > end - LOG_OVERHEAD - size:
+            return
+        yield pos, LOG_OVERHEAD + size, buf[pos + 16]
+        pos += LOG_OVERHEAD + size
+
+
+def _last_offset_at(buf: memoryview, pos: int, magic: int) -> int:
+    base = _INT64.unpack_from(buf, pos)[0]
+    if magic >= 2:
+        return base + struct.unpack_from(">i", buf, pos + _V2_LAST_OFFSET_DELTA)[0]
+    return base  # a legacy entry's offset is its (wrapper's) last offset
+
+
+def _timestamp_type_name(magic: int, attributes: int) -> str:
+    if magic == 0:
+        return "NoTimestampType"
+    return "LogAppendTime" if attributes & 0x08 else "CreateTime"
+
+
+def _v2_batch(buf: memoryview, pos: int, size: int, file: str) -> DefaultRecordBatch:
+    try:
+        return DefaultRecordBatch(buf[pos : pos + size])
+    except CorruptRecordError as e:
+        raise ToolFailure(f"{e} in file {file} at position {pos}") from None
+
+
+def _batch_line(buf: memoryview, pos: int, size: int, magic: int, file: str) -> BatchLine:
+    if magic >= 2:
+        b = _v2_batch(buf, pos, size, file)
+        return BatchLine(
+            position=pos, magic=magic, base_offset=b.base_offset, last_offset=b.last_offset,
+            count=b.records_count, base_sequence=b.base_sequence, last_sequence=b.last_sequence,
+            producer_id=b.producer_id, producer_epoch=b.producer_epoch,
+            partition_leader_epoch=b.partition_leader_epoch, is_transactional=b.is_transactional,
+            is_control=b.is_control_batch, delete_horizon_ms=b.delete_horizon_ms,
+            timestamp_type=_timestamp_type_name(2, b.attributes), max_timestamp=b.max_timestamp, size=size,
+            compress_codec=_codec_name(b.attributes), crc=b.crc, is_valid=b.is_valid(),
+        )  # fmt: skip
+    s = _shallow_legacy(buf, pos, size - LOG_OVERHEAD)
+    return BatchLine(
+        position=pos, magic=s.magic, base_offset=s.offset, last_offset=s.offset, count=None,
+        base_sequence=-1, last_sequence=-1, producer_id=-1, producer_epoch=-1, partition_leader_epoch=-1,
+        is_transactional=False, is_control=False, delete_horizon_ms=None,
+        timestamp_type=_timestamp_type_name(s.magic, s.attributes), max_timestamp=s.timestamp, size=size,
+        compress_codec=_codec_name(s.attributes), crc=s.crc, is_valid=s.is_valid,
+    )  # fmt: skip
+
+
+def _codec_name(attributes: int) -> str:
+    codec = attributes & 0x07
+    try:
+        return CompressionType(codec).lower_name
+    except ValueError:
+        return f"unknown({codec})"
+
+
+def _records(buf: memoryview, pos: int, size: int, magic: int, file: str):
+    """(batch view, records) for deep iteration; malformed contents stop the dump as in Kafka."""
+    try:
+        if magic >= 2:
+            batch = _v2_batch(buf, pos, size, file)
+            return batch, batch.records()
+        from kafkapy.record.legacy_record import LegacyRecordBatch
+
+        batch = LegacyRecordBatch(buf[pos : pos + size])
+        return batch, batch.records()
+    except (CorruptRecordError, InvalidRecordError) as e:
+        raise ToolFailure(f"Failed to read the records of the batch at position {pos} in {file}: {e}") from None
+
+
+def _legacy_inner_checksums(batch) -> list[tuple[bool, int]]:
+    """(isValid, crc) of each message inside a magic 0/1 entry (the entry itself when uncompressed)."""
+    if batch.compression == CompressionType.NONE:
+        return [(batch.is_valid(), batch.crc)]
+    inner = memoryview(decompress(batch.compression, batch.value or b""))
+    out: list[tuple[bool, int]] = []
+    pos = 0
+    while len(inner) - pos >= LOG_OVERHEAD:
+        _, size = _OFFSET_SIZE.unpack_from(inner, pos)
+        if size < RECORD_OVERHEAD_V0 or pos + LOG_OVERHEAD + size > len(inner):
+            break
+        crc = _LEGACY_HEAD.unpack_from(inner, pos + LOG_OVERHEAD)[0]
+        out.append((crc32(inner[pos + LOG_OVERHEAD + 4 : pos + LOG_OVERHEAD + size]) == crc, crc))
+        pos += LOG_OVERHEAD + size
+    return out
+
+
+def _control_fields(record) -> tuple[str, int, int | None]:
+    try:
+        _, ctype = parse_control_key(record.key)
+    except InvalidRecordError as e:
+        raise ToolFailure(f"Invalid control record at offset {record.offset}: {e}") from None
+    type_id = struct.unpack_from(">h", record.key, 2)[0]
+    epoch = None
+    if ctype in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        try:
+            epoch = EndTransactionMarker.decode(record.key, record.value).coordinator_epoch
+        except InvalidRecordError as e:
+            raise ToolFailure(f"Invalid end transaction marker at offset {record.offset}: {e}") from None
+    return ctype.name, type_id, epoch
+
+
+def _dump_log(path: str, options: DumpLogOptions, parser: MessageParser | None,
+              non_consecutive: dict[str, dict[int, int]]) -> Iterator[object]:  # fmt: skip
+    if path.endswith(".log"):
+        yield LogStartingOffset(_base_offset(path))
+    f = _MappedFile(path)
+    try:
+        buf = f.buf
+        end = min(options.max_bytes, f.size)
+        valid_bytes = 0
+        last_offset = -1
+        print_contents = options.should_print_data_log
+        for pos, size, magic in walk_batches(buf, 0, end, path):
+            yield _batch_line(buf, pos, size, magic, path)
+            if options.is_deep_iteration:
+                batch, records = _records(buf, pos, size, magic, path)
+                checksums = _legacy_inner_checksums(batch) if magic < 2 else None
+                ts_type = _timestamp_type_name(magic, batch.attributes)
+                is_control = magic >= 2 and batch.is_control_batch
+                for i, record in enumerate(records):
+                    if record.offset != last_offset + 1:
+                        non_consecutive.setdefault(_absolute(path), {})[last_offset] = record.offset
+                    last_offset = record.offset
+                    line = RecordLine(
+                        offset=record.offset, timestamp_type=ts_type, timestamp=record.timestamp,
+                        key_size=-1 if record.key is None else len(record.key),
+                        value_size=-1 if record.value is None else len(record.value), magic=magic,
+                        print_metadata=not options.skip_record_metadata,
+                        print_contents=print_contents and not is_control,
+                    )  # fmt: skip
+                    if magic >= 2:
+                        base_seq = batch.base_sequence
+                        line.sequence = -1 if base_seq < 0 else (base_seq + record.offset - batch.base_offset) & INT_MAX
+                        line.header_keys = [k for k, _ in record.headers]
+                    elif checksums is not None and i < len(checksums):
+                        line.legacy_is_valid, line.legacy_crc = checksums[i]
+                    if is_control and line.print_metadata:
+                        line.control_type, line.control_type_id, line.coordinator_epoch = _control_fields(record)
+                    if line.print_contents and parser is not None:
+                        line.key, line.payload = parser(record)
+                    yield line
+            valid_bytes += size
+        trailing = end - valid_bytes
+        if trailing > 0 and options.max_bytes == INT_MAX:
+            yield InvalidBytes(trailing, os.path.basename(path))
+    finally:
+        f.close()
+
+
+def _read_entries(path: str, entry: struct.Struct) -> list[tuple[int, ...]]:
+    """Every whole entry of an index file (a preallocated, untrimmed file includes its zero tail)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    n = len(data) // entry.size
+    return [entry.unpack_from(data, i * entry.size) for i in range(n)]
+
+
+def _index_length(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _dump_index(path: str, options: DumpLogOptions, mismatches: dict[str, dict[int, int]]) -> Iterator[object]:
+    base = _base_offset(path)
+    log = _MappedFile(_sibling(path, ".log"))
+    try:
+        if not os.path.exists(path):
+            raise ToolFailure(f"{path} (No such file or directory)")
+        entries = [(base + rel, position) for rel, position in _read_entries(path, _INDEX_ENTRY)]
+        if not entries:
+            yield Notice(f"{path} is empty.")
+            return
+        if options.index_sanity_check:
+            length = _index_length(path)
+            last_offset = entries[-1][0]
+            if last_offset < base:
+                raise ToolFailure(f"Corrupt index found, index file {_absolute(path)} has non-zero size but the last "
+                                  f"offset is {last_offset} which is less than the base offset {base}")  # fmt: skip
+            if length % _INDEX_ENTRY.size != 0:
+                raise ToolFailure(f"Index file {_absolute(path)} is corrupt, found {length} bytes which is neither "
+                                  f"positive nor a multiple of {_INDEX_ENTRY.size}")  # fmt: skip
+            yield Notice(f"{path} passed sanity check.")
+            return
+        for i, (offset, position) in enumerate(entries):
+            if offset == base and i > 0:
+                return  # the zero-filled tail of a preallocated index
+            found = -1
+            if 0 <= position <= log.size:
+                end = min(log.size, position + options.max_message_size)
+                for pos, _size, magic in walk_batches(log.buf, position, end, _sibling(path, ".log")):
+                    found = _last_offset_at(log.buf, pos, magic)
+                    break
+            if found != offset:
+                mismatches.setdefault(_absolute(path), {})[offset] = found
+            if not options.verify_index_only:
+                yield IndexEntryLine(offset, position)
+    finally:
+        log.close()
+
+
+def _lookup(index: list[tuple[int, int]], target: int, base: int) -> tuple[int, int]:
+    """OffsetIndex.lookup: the entry with the largest offset <= target, else (base, 0)."""
+    lo, hi, best = 0, len(index) - 1, (base, 0)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if index[mid][0] <= target:
+            best, lo = index[mid], mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _dump_time_index(path: str, options: DumpLogOptions, errors: dict[str, TimeIndexErrors]) -> Iterator[object]:
+    base = _base_offset(path)
+    log_path = _sibling(path, ".log")
+    log = _MappedFile(log_path)
+    try:
+        if not os.path.exists(path):
+            raise ToolFailure(f"{path} (No such file or directory)")
+        raw = _read_entries(_sibling(path, ".index"), _INDEX_ENTRY)
+        index = []
+        for i, (rel, position) in enumerate(raw):
+            if rel == 0 and i > 0:
+                break
+            index.append((base + rel, position))
+        entries = [(ts, base + rel) for ts, rel in _read_entries(path, _TIME_INDEX_ENTRY)]
+        if options.index_sanity_check:
+            length = _index_length(path)
+            if entries:
+                last_ts, last_offset = entries[-1]
+                if last_ts < entries[0][0]:
+                    raise ToolFailure(f"Corrupt time index found, time index file ({_absolute(path)}) has non-zero size "
+                                      f"but the last timestamp is {last_ts} which is less than the first timestamp "
+                                      f"{entries[0][0]}")  # fmt: skip
+                if last_offset < base:
+                    raise ToolFailure(f"Corrupt time index found, time index file ({_absolute(path)}) has non-zero size "
+                                      f"but the last offset is {last_offset} which is less than the first offset "
+                                      f"{base}")  # fmt: skip
+            if length % _TIME_INDEX_ENTRY.size != 0:
+                raise ToolFailure(f"Time index file {_absolute(path)} is corrupt, found {length} bytes which is "
+                                  f"neither positive nor a multiple of {_TIME_INDEX_ENTRY.size}")  # fmt: skip
+            yield Notice(f"{path} passed sanity check.")
+            return
+        report = errors.setdefault(_absolute(path), TimeIndexErrors(_absolute(path)))
+        prev_ts = -1
+        for i, (timestamp, offset) in enumerate(entries):
+            if offset == base and i > 0:
+                return
+            _, position = _lookup(index, offset, base)
+            match = None
+            if 0 <= position <= log.size:
+                for pos, size, magic in walk_batches(log.buf, position, log.size, log_path):
+                    last = _last_offset_at(log.buf, pos, magic)
+                    if last >= offset:
+                        match = (pos, size, magic, last)
+                        break
+            if match is None:
+                report.offsets_not_found.append((offset, -1))
+            elif match[3] != offset:
+                report.offsets_not_found.append((offset, match[3]))
+            else:
+                _, records = _records(log.buf, match[0], match[1], match[2], log_path)
+                max_ts = max([-1, *(r.timestamp for r in records)])
+                if max_ts != timestamp:
+                    report.timestamp_mismatches.append((timestamp, max_ts))
+                if prev_ts >= timestamp:
+                    report.out_of_order.append((timestamp, prev_ts))
+            if not options.verify_index_only:
+                yield TimeIndexEntryLine(timestamp, offset)
+            prev_ts = timestamp
+    finally:
+        log.close()
+
+
+def _dump_txn_index(path: str) -> Iterator[object]:
+    if not os.path.exists(path):
+        raise ToolFailure(f"{path} (No such file or directory)")
+    for version, pid, first, last, lso in _read_entries(path, _TXN_INDEX_ENTRY):
+        yield TxnIndexEntryLine(version, pid, first, last, lso)
+
+
+def dump_log_segments(options: DumpLogOptions) -> Iterator[object]:
+    """Dump each file in order, then yield the accumulated mismatch / non-consecutive reports."""
+    parser = message_parser(options) if options.should_print_data_log else None
+    index_mismatches: dict[str, dict[int, int]] = {}
+    time_errors: dict[str, TimeIndexErrors] = {}
+    non_consecutive: dict[str, dict[int, int]] = {}
+    for path in options.files:
+        yield Dumping(path)
+        name = os.path.basename(path)
+        suffix = name[name.rfind(".") :] if "." in name else ""
+        if suffix == ".log":
+            yield from _dump_log(path, options, parser, non_consecutive)
+        elif suffix == ".index":
+            yield from _dump_index(path, options, index_mismatches)
+        elif suffix == ".timeindex":
+            yield from _dump_time_index(path, options, time_errors)
+        elif suffix == ".txnindex":
+            yield from _dump_txn_index(path)
+        else:
+            yield Ignored(path)
+    for file, by_offset in index_mismatches.items():
+        yield IndexMismatches(file, sorted(by_offset.items(), reverse=True))
+    for report in time_errors.values():
+        if report.timestamp_mismatches:
+            yield TimestampMismatches(report.file, report.timestamp_mismatches)
+    for report in time_errors.values():
+        if report.out_of_order:
+            yield OutOfOrderTimestamps(report.file, report.out_of_order)
+    for report in time_errors.values():
+        if report.offsets_not_found:
+            yield IndexedOffsetsNotFound(report.file, report.offsets_not_found)
+    for file, pairs in non_consecutive.items():
+        yield NonConsecutiveOffsets(file, sorted(pairs.items()))
