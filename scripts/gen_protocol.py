@@ -261,7 +261,7 @@ def fields_block(fields: list[dict], indent: str) -> list[str]:
     return lines
 
 
-def class_source(msg: dict, kind: str) -> list[str]:
+def class_source(msg: dict, kind: str, unstable: bool = False) -> list[str]:
     """Source lines for one top-level message class with its structs nested (flattened)."""
     name = msg["name"]
     valid = parse_range(msg.get("validVersions"))
@@ -279,7 +279,7 @@ def class_source(msg: dict, kind: str) -> list[str]:
     lines.append(f"    TYPE = {msg['type']!r}")
     lines.append(f"    VALID_VERSIONS = ({valid[0]}, {valid[1]})")
     lines.append(f"    FLEXIBLE_MIN = {flex[0] if flex else None}")
-    if msg.get("latestVersionUnstable"):
+    if msg.get("latestVersionUnstable") or unstable:
         lines.append("    LATEST_VERSION_UNSTABLE = True")
     if "listeners" in msg:
         lines.append(f"    LISTENERS = {tuple(msg['listeners'])!r}")
@@ -336,7 +336,7 @@ def generate(shared: Path) -> dict[Path, str]:
         mod = camel_module(api)
         doc = f"{api} (api key {key}): {req['name']} and {resp['name']}."
         files[MESSAGES_DIR / f"{mod}.py"] = module_source(
-            doc, [class_source(req, "request"), class_source(resp, "response")]
+            doc, [class_source(req, "request"), class_source(resp, "response", bool(req.get("latestVersionUnstable")))]
         )
         api_modules.append((key, mod, req["name"], resp["name"]))
 

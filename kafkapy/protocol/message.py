@@ -289,12 +289,41 @@ def _check_version(cls: type[Struct], version: int, err: type[ValueError]) -> bo
     return fmin is not None and version >= fmin
 
 
-def _default_instance(cls: type[Struct]) -> Any:
-    inst = cls.__dict__.get("_default_inst_cache")
-    if inst is None:
-        inst = cls()
-        type.__setattr__(cls, "_default_inst_cache", inst)
-    return inst
+def _fresh_factory(cls: type[Struct]) -> Any:
+    """A compiled zero-argument constructor of a default instance (no kwargs parsing)."""
+    fn = cls.__dict__.get("_fresh_cache")
+    if fn is not None:
+        return fn
+    ns: dict[str, Any] = {"_new": object.__new__, "_C": cls}
+    body = ["    o = _new(_C)"]
+    for i, f in enumerate(cls.FIELDS):
+        if f.mutable_default():
+            if f.is_array:
+                body.append(f"    o.{f.name} = []")
+            else:
+                ns[f"F{i}"] = _fresh_factory(_struct_class(cls, f))
+                body.append(f"    o.{f.name} = F{i}()")
+        else:
+            ns[f"D{i}"] = f.immutable_default()
+            body.append(f"    o.{f.name} = D{i}")
+    body += ["    o._unknown_tagged_fields = None", "    return o"]
+    exec(compile("def _fresh():\n" + "\n".join(body) + "\n", f"<{cls.__qualname__}._fresh>", "exec"), ns)
+    fn = ns["_fresh"]
+    type.__setattr__(cls, "_fresh_cache", fn)
+    return fn
+
+
+def _is_default_fn(cls: type[Struct]) -> Any:
+    """A compiled predicate: does a struct instance hold the default in every field?"""
+    fn = cls.__dict__.get("_isdef_cache")
+    if fn is not None:
+        return fn
+    g = _Gen(cls, 0, False)
+    conds = [_nondefault_cond(g, f, f"o.{f.name}") for f in cls.FIELDS]
+    g.emit(1, "return not (" + (" or ".join(conds) if conds else "False") + ")")
+    fn = g.build("_isdef", "o")
+    type.__setattr__(cls, "_isdef_cache", fn)
+    return fn
 
 
 def _compile_init(cls: type[Struct]) -> Any:
@@ -306,7 +335,7 @@ def _compile_init(cls: type[Struct]) -> Any:
             if f.is_array:
                 body.append(f"    self.{f.name} = [] if {f.name} is _M else {f.name}")
             else:
-                ns[f"C{i}"] = _struct_class(cls, f)
+                ns[f"C{i}"] = _fresh_factory(_struct_class(cls, f))
                 body.append(f"    self.{f.name} = C{i}() if {f.name} is _M else {f.name}")
         else:
             ns[f"D{i}"] = f.immutable_default()
@@ -556,7 +585,7 @@ def _dec_default(g: _Gen, ind: int, f: Field, target: str) -> None:
         if f.is_array:
             g.emit(ind, f"{target} = []")
         else:
-            c = g.const(_struct_class(g.cls, f), "C")
+            c = g.const(_fresh_factory(_struct_class(g.cls, f)), "F")
             g.emit(ind, f"{target} = {c}()")
     else:
         g.emit(ind, f"{target} = {g.const(f.immutable_default())}")
@@ -566,8 +595,8 @@ def _dec_tag_section(g: _Gen, tagged: list[Field]) -> None:
     nt, tag, size, tend = g.var("nt"), g.var("tg"), g.var("sz"), g.var("te")
     g.emit(1, "unk = None")
     g.emit(1, f"{nt} = data[pos]")
-    g.emit(1, f"if {nt} < 128: pos += 1")
-    g.emit(1, f"else: {nt}, pos = _ruv(data, pos)")
+    g.emit(1, "pos += 1")
+    g.emit(1, f"if {nt} >= 128: {nt}, pos = _ruv(data, pos - 1)")
     g.emit(1, f"for _ in range({nt}):")
     g.emit(2, f"{tag}, pos = _ruv(data, pos)")
     g.emit(2, f"{size}, pos = _ruv(data, pos)")
@@ -630,8 +659,8 @@ def _nondefault_cond(g: _Gen, f: Field, expr: str) -> str:
     if f.mutable_default():
         if f.is_array:
             return f"{expr}"  # non-empty list
-        inst = g.const(_default_instance(_struct_class(g.cls, f)), "DI")
-        return f"{expr} != {inst}"
+        isdef = g.const(_is_default_fn(_struct_class(g.cls, f)), "ISDEF")
+        return f"({expr} is None or not {isdef}({expr}))"
     k = g.const(f.immutable_default())
     if f.type == "records":
         return f"{expr} is not None"

@@ -36,6 +36,7 @@ class DeleteShareGroupStateResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class DeleteStateResult(Struct):
         FIELDS = (

@@ -31,6 +31,7 @@ class DescribeShareGroupOffsetsResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class DescribeShareGroupOffsetsResponseTopic(Struct):
         FIELDS = (

@@ -29,6 +29,7 @@ class InitProducerIdResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 6)
     FLEXIBLE_MIN = 2
+    LATEST_VERSION_UNSTABLE = True
 
     FIELDS = (
         Field('throttle_time_ms', 'ThrottleTimeMs', 'int32', '0+', ignorable=True),

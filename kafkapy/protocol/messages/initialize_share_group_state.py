@@ -38,6 +38,7 @@ class InitializeShareGroupStateResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class InitializeStateResult(Struct):
         FIELDS = (

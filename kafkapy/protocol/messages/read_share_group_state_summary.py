@@ -37,6 +37,7 @@ class ReadShareGroupStateSummaryResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class ReadStateSummaryResult(Struct):
         FIELDS = (

@@ -46,6 +46,7 @@ class ShareAcknowledgeResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class ShareAcknowledgeTopicResponse(Struct):
         FIELDS = (

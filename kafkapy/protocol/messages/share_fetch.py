@@ -58,6 +58,7 @@ class ShareFetchResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class ShareFetchableTopicResponse(Struct):
         FIELDS = (

@@ -25,6 +25,7 @@ class ShareGroupDescribeResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class DescribedGroup(Struct):
         FIELDS = (

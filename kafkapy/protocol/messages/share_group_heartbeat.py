@@ -28,6 +28,7 @@ class ShareGroupHeartbeatResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class Assignment(Struct):
         FIELDS = (

@@ -48,6 +48,7 @@ class WriteShareGroupStateResponse(Message):
     TYPE = 'response'
     VALID_VERSIONS = (0, 0)
     FLEXIBLE_MIN = 0
+    LATEST_VERSION_UNSTABLE = True
 
     class WriteStateResult(Struct):
         FIELDS = (

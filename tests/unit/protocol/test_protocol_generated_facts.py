@@ -74,6 +74,7 @@ def test_legacy_merge_and_unstable_versions() -> None:
     assert FetchRequest.VALID_VERSIONS == (0, 17)
     assert REQUEST_CLASSES[4] is LeaderAndIsrRequest and LeaderAndIsrRequest.VALID_VERSIONS == (0, 7)
     assert InitProducerIdRequest.LATEST_VERSION_UNSTABLE and ShareFetchRequest.LATEST_VERSION_UNSTABLE
+    assert RESPONSE_CLASSES[22].LATEST_VERSION_UNSTABLE  # InitProducerIdResponse follows its request
     assert not ProduceRequest.LATEST_VERSION_UNSTABLE
     assert set(REQUEST_CLASSES) == set(RESPONSE_CLASSES) and len(REQUEST_CLASSES) == 91
 
