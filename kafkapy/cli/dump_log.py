@@ -17,9 +17,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kafkapy.cli.command import ToolParser, UsageError, run
-from kafkapy.tools import dump_log as t
+
+if TYPE_CHECKING:  # the logic module (and record/) is imported only when a dump runs: fast --help
+    from kafkapy.tools import dump_log as t
+
+INT_MAX = 2**31 - 1
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+DEFAULT_DECODER = "org.apache.kafka.tools.api.StringDecoder"
 
 UNSUPPORTED_DECODERS = ("cluster_metadata_decoder", "remote_log_metadata_decoder", "share_group_state_decoder")
 
@@ -70,68 +77,72 @@ def record_text(r: t.RecordLine) -> str:
     return "".join(parts)
 
 
+def _simple(fmt: str, to_stderr: bool = False):
+    def render(e) -> Iterator[tuple[bool, str]]:
+        yield to_stderr, fmt.format(e=e)
+
+    return render
+
+
+def _report(header: str, item: str):
+    def render(e) -> Iterator[tuple[bool, str]]:
+        yield True, header.format(e=e)
+        for a, b in e.pairs:
+            yield True, item.format(a=a, b=b)
+
+    return render
+
+
+def _records(e) -> Iterator[tuple[bool, str]]:
+    yield False, record_text(e)
+
+
+def _batches(e) -> Iterator[tuple[bool, str]]:
+    yield False, batch_text(e)
+
+
+def _mismatches(e) -> Iterator[tuple[bool, str]]:
+    yield True, f"Mismatches in :{e.file}"
+    for index_offset, log_offset in e.mismatches:
+        yield True, f"  Index offset: {index_offset}, log offset: {log_offset}"
+
+
+# result class name -> (JSON type, text renderer yielding (to_stderr, line) in Kafka's words)
+RENDERERS = {
+    "RecordLine": ("record", _records),
+    "BatchLine": ("batch", _batches),
+    "Dumping": ("dumping", _simple("Dumping {e.file}")),
+    "LogStartingOffset": ("logStartingOffset", _simple("Log starting offset: {e.offset}")),
+    "InvalidBytes": ("invalidBytes", _simple("Found {e.count} invalid bytes at the end of {e.file_name}")),
+    "IndexEntryLine": ("indexEntry", _simple("offset: {e.offset} position: {e.position}")),
+    "TimeIndexEntryLine": ("timeIndexEntry", _simple("timestamp: {e.timestamp} offset: {e.offset}")),
+    "TxnIndexEntryLine": ("txnIndexEntry", _simple(
+        "version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
+        "lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")),
+    "Notice": ("notice", _simple("{e.text}")),
+    "Ignored": ("ignored", _simple("Ignoring unknown file {e.file}", to_stderr=True)),
+    "IndexMismatches": ("indexMismatches", _mismatches),
+    "TimestampMismatches": ("timestampMismatches", _report(
+        "Found timestamp mismatch in :{e.file}", "  Index timestamp: {a}, log timestamp: {b}")),
+    "OutOfOrderTimestamps": ("outOfOrderTimestamps", _report(
+        "Found out of order timestamp in :{e.file}", "  Index timestamp: {a}, Previously indexed timestamp: {b}")),
+    "IndexedOffsetsNotFound": ("indexedOffsetsNotFound", _report(
+        "The following indexed offsets are not found in the log.", "Indexed offset: {a}, found log offset: {b}")),
+    "NonConsecutiveOffsets": ("nonConsecutiveOffsets", _report(
+        "Non-consecutive offsets in {e.file}", "  {a} is followed by {b}")),
+}  # fmt: skip
+
+
 def text_lines(event: object) -> Iterator[tuple[bool, str]]:
     """(to_stderr, line) for one result, in Kafka's words."""
-    if isinstance(event, t.RecordLine):
-        yield False, record_text(event)
-    elif isinstance(event, t.BatchLine):
-        yield False, batch_text(event)
-    elif isinstance(event, t.Dumping):
-        yield False, f"Dumping {event.file}"
-    elif isinstance(event, t.LogStartingOffset):
-        yield False, f"Log starting offset: {event.offset}"
-    elif isinstance(event, t.InvalidBytes):
-        yield False, f"Found {event.count} invalid bytes at the end of {event.file_name}"
-    elif isinstance(event, t.IndexEntryLine):
-        yield False, f"offset: {event.offset} position: {event.position}"
-    elif isinstance(event, t.TimeIndexEntryLine):
-        yield False, f"timestamp: {event.timestamp} offset: {event.offset}"
-    elif isinstance(event, t.TxnIndexEntryLine):
-        yield False, (f"version: {event.version} producerId: {event.producer_id} firstOffset: {event.first_offset} "
-                      f"lastOffset: {event.last_offset} lastStableOffset: {event.last_stable_offset}")  # fmt: skip
-    elif isinstance(event, t.Notice):
-        yield False, event.text
-    elif isinstance(event, t.Ignored):
-        yield True, f"Ignoring unknown file {event.file}"
-    elif isinstance(event, t.IndexMismatches):
-        yield True, f"Mismatches in :{event.file}"
-        for index_offset, log_offset in event.mismatches:
-            yield True, f"  Index offset: {index_offset}, log offset: {log_offset}"
-    elif isinstance(event, t.TimestampMismatches):
-        yield True, f"Found timestamp mismatch in :{event.file}"
-        for a, b in event.pairs:
-            yield True, f"  Index timestamp: {a}, log timestamp: {b}"
-    elif isinstance(event, t.OutOfOrderTimestamps):
-        yield True, f"Found out of order timestamp in :{event.file}"
-        for a, b in event.pairs:
-            yield True, f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
-    elif isinstance(event, t.IndexedOffsetsNotFound):
-        yield True, "The following indexed offsets are not found in the log."
-        for a, b in event.pairs:
-            yield True, f"Indexed offset: {a}, found log offset: {b}"
-    elif isinstance(event, t.NonConsecutiveOffsets):
-        yield True, f"Non-consecutive offsets in {event.file}"
-        for a, b in event.pairs:
-            yield True, f"  {a} is followed by {b}"
-    else:  # pragma: no cover - every result type is listed above
-        raise TypeError(f"unknown dump-log result {event!r}")
-
-
-_JSON_TYPES = {
-    t.Dumping: "dumping", t.LogStartingOffset: "logStartingOffset", t.BatchLine: "batch", t.RecordLine: "record",
-    t.InvalidBytes: "invalidBytes", t.IndexEntryLine: "indexEntry", t.TimeIndexEntryLine: "timeIndexEntry",
-    t.TxnIndexEntryLine: "txnIndexEntry", t.Notice: "notice", t.Ignored: "ignored",
-    t.IndexMismatches: "indexMismatches", t.TimestampMismatches: "timestampMismatches",
-    t.OutOfOrderTimestamps: "outOfOrderTimestamps", t.IndexedOffsetsNotFound: "indexedOffsetsNotFound",
-    t.NonConsecutiveOffsets: "nonConsecutiveOffsets",
-}  # fmt: skip
+    return RENDERERS[type(event).__name__][1](event)
 
 
 def json_object(event: object) -> dict:
     from kafkapy.cli.render import to_jsonable
 
-    obj = {"type": _JSON_TYPES[type(event)], **to_jsonable(event)}
-    if isinstance(event, t.RecordLine):
+    obj = {"type": RENDERERS[type(event).__name__][0], **to_jsonable(event)}
+    if obj["type"] == "record":
         obj.pop("printMetadata", None)
         obj.pop("printContents", None)
         for k in ("sequence", "headerKeys", "legacyIsValid", "legacyCrc", "controlType", "controlTypeId",
@@ -157,17 +168,17 @@ def build_parser() -> ToolParser:
     p.add_argument("--index-sanity-check", action="store_true",
                    help="If set, just checks the index sanity without printing its content. This is the same "
                    "check that is executed on broker startup to determine if an index needs rebuilding or not.")
-    p.add_argument("--max-message-size", type=int, default=t.DEFAULT_MAX_MESSAGE_SIZE, metavar="size",
+    p.add_argument("--max-message-size", type=int, default=DEFAULT_MAX_MESSAGE_SIZE, metavar="size",
                    help="Size of largest message. (default: 5242880)")
-    p.add_argument("--max-bytes", type=int, default=t.INT_MAX, metavar="size",
+    p.add_argument("--max-bytes", type=int, default=INT_MAX, metavar="size",
                    help="Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
     p.add_argument("--deep-iteration", action="store_true",
                    help="If set, uses deep instead of shallow iteration. Automatically set if print-data-log "
                    "is enabled.")
-    p.add_argument("--value-decoder-class", nargs="?", const=t.DEFAULT_DECODER, metavar="class",
+    p.add_argument("--value-decoder-class", nargs="?", const=DEFAULT_DECODER, metavar="class",
                    help="If set, used to deserialize the messages: StringDecoder (default), IntegerDecoder, "
                    "LongDecoder, DefaultDecoder (hex) of org.apache.kafka.tools.api or kafka.serializer.")
-    p.add_argument("--key-decoder-class", nargs="?", const=t.DEFAULT_DECODER, metavar="class",
+    p.add_argument("--key-decoder-class", nargs="?", const=DEFAULT_DECODER, metavar="class",
                    help="If set, used to deserialize the keys (same decoders as --value-decoder-class).")
     p.add_argument("--offsets-decoder", action="store_true",
                    help="If set, log data will be parsed as offset data from the __consumer_offsets topic.")
@@ -182,6 +193,8 @@ def build_parser() -> ToolParser:
 
 
 def options_from_args(args) -> t.DumpLogOptions:
+    from kafkapy.tools import dump_log as t
+
     for name in UNSUPPORTED_DECODERS:
         if getattr(args, name):
             raise UsageError(f"--{name.replace('_', '-')} is not supported by kafkapy")
@@ -210,6 +223,8 @@ def _total_bytes(files: list[str]) -> int:
 
 
 def execute(args, out) -> int:
+    from kafkapy.tools import dump_log as t
+
     options = options_from_args(args)
     events = t.dump_log_segments(options)
     if out.json:

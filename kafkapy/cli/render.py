@@ -20,6 +20,7 @@ Thread-safety: a Renderer is used from the thread that runs the tool.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import sys
@@ -34,6 +35,8 @@ def _camel(name: str) -> str:
 
 def to_jsonable(obj: Any) -> Any:
     """Turn tool results (dataclasses, NamedTuples, bytes, enums, ...) into JSON-ready values."""
+    if isinstance(obj, enum.Enum):
+        return obj.name
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     custom = getattr(obj, "__json__", None)
@@ -52,9 +55,6 @@ def to_jsonable(obj: Any) -> Any:
         return sorted((to_jsonable(v) for v in obj), key=lambda v: (str(type(v)), v))
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(v) for v in obj]
-    name = getattr(obj, "name", None)  # enums
-    if isinstance(name, str) and hasattr(obj, "value"):
-        return name
     return str(obj)
 
 
