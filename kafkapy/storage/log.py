@@ -1,0 +1,561 @@
+"""Log: a partition's local log (Kafka's UnifiedLog without tiered storage): segments, offsets, epochs.
+
+Owns a partition directory `<topic>-<partition>/` holding `%020d.log/.index/.timeindex` segments,
+`leader-epoch-checkpoint` and `partition.metadata` (formats in record-format.md sections 7-10).
+Appends: the leader path rewrites each batch's baseOffset and partitionLeaderEpoch in one copy of the
+request bytes (per batch, never per record), sets LogAppendTime (attribute bit 3 + maxTimestamp + a new
+CRC-32C) when the topic asks for it, and writes all batches with one write; the follower path keeps
+offsets. Reads return whole batches as a FileRegion. Retention, log start offset moves (DeleteRecords),
+truncation and rolling follow Kafka's rules. Loading and recovery live in log_recovery/log_loader.py;
+retention and deletion in log_retention.py.
+
+Thread-safety: one RLock per Log serialises appends, truncation, rolls and segment deletion. Readers
+take no lock: they read the immutable segment-list snapshot and the log end offset, and segments bound
+reads by their committed size, so a reader never sees a half-written batch.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+import threading
+import uuid
+from dataclasses import dataclass
+
+from kafkapy.common.time import SYSTEM, Time
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.record.batch_header import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    MAX_TIMESTAMP_OFFSET,
+    TIMESTAMP_TYPE_MASK,
+    write_base_offset,
+    write_partition_leader_epoch,
+)
+from kafkapy.record.crc import crc32c
+from kafkapy.record.memory_records import validate_produce_records
+from kafkapy.storage.checkpoint_file import (
+    LEADER_EPOCH_CHECKPOINT_FILE,
+    PARTITION_METADATA_FILE,
+    PartitionMetadataFile,
+)
+from kafkapy.storage.errors import (
+    InvalidTimestampError,
+    MessageTooLargeError,
+    OffsetOutOfRangeError,
+    OffsetsOutOfOrderError,
+    RecordListTooLargeError,
+    UnexpectedAppendOffsetError,
+)
+from kafkapy.storage.file_records import LOG_OVERHEAD
+from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
+from kafkapy.storage.log_config import LogConfig
+from kafkapy.storage.log_retention import LogRetention
+from kafkapy.storage.log_segment import (
+    DELETED_FILE_SUFFIX,
+    FetchDataInfo,
+    LogSegment,
+    RollParams,
+    TimestampAndOffset,
+)
+from kafkapy.storage.time_index import NO_TIMESTAMP
+
+__all__ = ["Log", "LogAppendInfo", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP"]
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+_ATTR = struct.Struct(">h")
+_INT64 = struct.Struct(">q")
+_UINT32 = struct.Struct(">I")
+_OFFSET_SIZE = struct.Struct(">qi")
+_INT32 = struct.Struct(">i")
+
+
+@dataclass(frozen=True, slots=True)
+class LogAppendInfo:
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int
+    log_start_offset: int
+    num_batches: int
+    valid_bytes: int
+    num_records: int = 0
+
+
+def _empty_append_info(log_start_offset: int) -> LogAppendInfo:
+    return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, -1, log_start_offset, 0, 0, 0)
+
+
+class Log(LogRetention):
+    def __init__(self, dir_: str, config: LogConfig, segments: list[LogSegment], log_start_offset: int,
+                 recovery_point: int, next_offset: int, leader_epoch_cache: LeaderEpochFileCache,
+                 time: Time = SYSTEM, topic_id: uuid.UUID | None = None) -> None:
+        self.dir = dir_
+        self.config = config
+        self.time = time
+        self.topic_partition = TopicPartition.parse(os.path.basename(dir_))
+        self.lock = threading.RLock()
+        self._segments: tuple[LogSegment, ...] = tuple(segments)
+        self._bases: tuple[int, ...] = tuple(s.base_offset for s in segments)
+        self._log_start_offset = log_start_offset
+        self._recovery_point = recovery_point
+        self._next_offset = next_offset
+        self._high_watermark: int | None = None
+        self._last_flush_time = time.milliseconds()
+        self._pending_flush_offset = 0
+        self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self.leader_epoch_cache = leader_epoch_cache
+        self.topic_id = topic_id
+        self._closed = False
+
+    @classmethod
+    def open(cls, dir_: str, config: LogConfig, time: Time = SYSTEM, log_start_offset: int = 0,
+             recovery_point: int = 0, had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None) -> Log:
+        """Create or load the log in `dir_` (recovering past `recovery_point` after an unclean shutdown)."""
+        from kafkapy.storage.log_recovery.log_loader import load_log
+
+        os.makedirs(dir_, exist_ok=True)
+        loaded = load_log(dir_, config, time, log_start_offset, recovery_point, had_clean_shutdown)
+        log = cls(dir_, config, loaded.segments, loaded.log_start_offset, loaded.recovery_point,
+                  loaded.next_offset, loaded.leader_epoch_cache, time, topic_id)
+        metadata = PartitionMetadataFile(os.path.join(dir_, PARTITION_METADATA_FILE))
+        if topic_id is not None:
+            if not metadata.exists() or metadata.read() != topic_id:
+                metadata.write(topic_id)
+        elif metadata.exists():
+            log.topic_id = metadata.read()
+        return log
+
+    # --- offsets and facts ------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.dir)
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def high_watermark(self) -> int:
+        """The HW told by the partition (update_high_watermark); the log end offset until then."""
+        hw = self._high_watermark
+        return self._next_offset if hw is None else min(hw, self._next_offset)
+
+    def update_high_watermark(self, hw: int) -> int:
+        """Record the partition's HW (bounded to [log_start_offset, log_end_offset]); retention respects it."""
+        bounded = max(self._log_start_offset, min(hw, self._next_offset))
+        self._high_watermark = bounded
+        return bounded
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        return self._segments
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    @property
+    def num_segments(self) -> int:
+        return len(self._segments)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self._next_offset - self._recovery_point
+
+    @property
+    def last_flush_time(self) -> int:
+        return self._last_flush_time
+
+    def latest_epoch(self) -> int | None:
+        return self.leader_epoch_cache.latest_epoch()
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) if unknown."""
+        return self.leader_epoch_cache.end_offset_for(leader_epoch, self._next_offset)
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        self.leader_epoch_cache.assign(leader_epoch, start_offset)
+
+    def update_config(self, config: LogConfig) -> None:
+        with self.lock:
+            self.config = config
+
+    def _set_segments(self, segments: list[LogSegment] | tuple[LogSegment, ...]) -> None:
+        # Readers hold the old tuple; swapping whole tuples keeps their snapshot consistent.
+        self._segments = tuple(segments)
+        self._bases = tuple(s.base_offset for s in segments)
+
+    # --- appends ----------------------------------------------------------------------------------------
+
+    def append_as_leader(self, records: bytes | bytearray | memoryview, leader_epoch: int,
+                         now_ms: int | None = None, origin: str = "client") -> LogAppendInfo:
+        """Validate, assign offsets from the log end offset, stamp the leader epoch, append with one write.
+
+        origin "client" applies Kafka's client-batch rules (baseOffset 0, no control batches, ...);
+        "coordinator" (group/transaction coordinators' own records and markers) skips them.
+        """
+        headers = validate_produce_records(records, from_client=origin == "client")
+        config = self.config
+        for h in headers:
+            if h.size_in_bytes > config.max_message_size:
+                raise MessageTooLargeError(
+                    f"The record batch size in the append to {self.topic_partition} is {h.size_in_bytes} bytes "
+                    f"which exceeds the maximum configured value of {config.max_message_size}."
+                )
+        if not headers:
+            return _empty_append_info(self._log_start_offset)
+        total = sum(h.size_in_bytes for h in headers)
+        if total > config.segment_size:
+            raise RecordListTooLargeError(
+                f"The total record batch size in the append to {self.topic_partition} is {total} bytes which "
+                f"exceeds the maximum configured segment size of {config.segment_size}."
+            )
+        if config.compression_type not in ("producer",):
+            records, headers = self._maybe_recompress(records, headers, config)
+        buf = bytearray(records)
+        with self.lock:
+            now = self.time.milliseconds() if now_ms is None else now_ms
+            log_append_time = config.message_timestamp_type == 1
+            first_offset = offset = self._next_offset
+            max_ts, offset_of_max, num_records, pos = NO_TIMESTAMP, -1, 0, 0
+            for h in headers:
+                write_base_offset(buf, pos, offset)
+                write_partition_leader_epoch(buf, pos, leader_epoch)
+                last = offset + h.last_offset_delta
+                end = pos + h.size_in_bytes
+                if log_append_time:
+                    _ATTR.pack_into(buf, pos + ATTRIBUTES_OFFSET, h.attributes | TIMESTAMP_TYPE_MASK)
+                    _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, now)
+                    _UINT32.pack_into(buf, pos + CRC_OFFSET, crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:end]))
+                    batch_max_ts = now
+                else:
+                    self._validate_timestamps(h.base_timestamp, h.max_timestamp, now, h.is_control_batch)
+                    batch_max_ts = h.max_timestamp
+                if batch_max_ts > max_ts:
+                    max_ts, offset_of_max = batch_max_ts, last
+                num_records += h.records_count
+                offset = last + 1
+                pos = end
+            last_offset = offset - 1
+            segment = self._maybe_roll(len(buf), max_ts, first_offset, last_offset, now)
+            segment.append(last_offset, max_ts, offset_of_max, buf)
+            if leader_epoch >= 0:
+                self.leader_epoch_cache.assign(leader_epoch, first_offset)
+            self._next_offset = offset
+            self._maybe_flush_on_append()
+            return LogAppendInfo(first_offset, last_offset, max_ts, offset_of_max, now if log_append_time else -1,
+                                 self._log_start_offset, len(headers), len(buf), num_records)
+
+    def _validate_timestamps(self, base_ts: int, max_ts: int, now: int, is_control: bool) -> None:
+        # Kafka checks every record; per batch we check the first and the largest timestamps.
+        config = self.config
+        before, after = config.message_timestamp_before_max_ms, config.message_timestamp_after_max_ms
+        if is_control or (before >= 2**62 and after >= 2**62):
+            return
+        for ts in (base_ts, max_ts):
+            if ts < 0:
+                continue
+            if now - ts > before:
+                raise InvalidTimestampError(
+                    f"Timestamp {ts} of message is before the allowable range by more than {before} ms "
+                    f"(message.timestamp.before.max.ms) of the broker time {now}.")
+            if ts - now > after:
+                raise InvalidTimestampError(
+                    f"Timestamp {ts} of message is after the allowable range by more than {after} ms "
+                    f"(message.timestamp.after.max.ms) of the broker time {now}.")
+
+    def _maybe_recompress(self, records, headers, config: LogConfig):  # type: ignore[no-untyped-def]
+        """Re-encode batches whose codec differs from the topic's compression.type (decodes records)."""
+        from kafkapy.storage.log_recompress import recompress_if_needed
+
+        return recompress_if_needed(records, headers, config)
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
+        """Append batches with the leader's offsets and epochs (a partial trailing batch is dropped)."""
+        infos, valid_bytes = _analyze_follower_batches(records)
+        if not infos:
+            return _empty_append_info(self._log_start_offset)
+        with self.lock:
+            first = infos[0][1]
+            if first < self._next_offset:
+                raise UnexpectedAppendOffsetError(
+                    f"Unexpected offset in append to {self.topic_partition}. First offset {first} is less than "
+                    f"the next offset {self._next_offset}.", first, infos[-1][2])
+            max_ts, offset_of_max, now = NO_TIMESTAMP, -1, self.time.milliseconds()
+            for _pos, _base, last, ts, _epoch, _magic in infos:
+                if ts > max_ts:
+                    max_ts, offset_of_max = ts, last
+            last_offset = infos[-1][2]
+            segment = self._maybe_roll(valid_bytes, max_ts, first, last_offset, now)
+            segment.append(last_offset, max_ts, offset_of_max, memoryview(records)[:valid_bytes])
+            for _pos, base, _last, _ts, epoch, magic in infos:
+                if magic >= 2 and epoch >= 0:
+                    self.leader_epoch_cache.assign(epoch, base)
+            self._next_offset = last_offset + 1
+            self._maybe_flush_on_append()
+            return LogAppendInfo(first, last_offset, max_ts, offset_of_max, -1, self._log_start_offset,
+                                 len(infos), valid_bytes)
+
+    def _maybe_flush_on_append(self) -> None:
+        if self.unflushed_messages >= self.config.flush_interval:
+            self.flush()
+
+    # --- rolling ------------------------------------------------------------------------------------
+
+    def _maybe_roll(self, messages_size: int, max_ts: int, first_offset: int, last_offset: int, now: int) -> LogSegment:
+        segment = self.active_segment
+        params = RollParams(self.config.max_segment_ms(), self.config.segment_size, max_ts, last_offset,
+                            messages_size, now)
+        if segment.should_roll(params):
+            return self.roll(first_offset)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment at max(expected_next_offset, log end offset)."""
+        with self.lock:
+            new_offset = max(expected_next_offset or 0, self._next_offset)
+            active = self.active_segment
+            if active.base_offset == new_offset and active.size == 0:
+                return active
+            if new_offset in self._bases:
+                raise RuntimeError(f"Trying to roll a new log segment for {self.topic_partition} with start offset "
+                                   f"{new_offset} while it already exists.")
+            active.on_become_inactive_segment()
+            for suffix in (".log", ".index", ".timeindex", ".txnindex"):
+                stale = os.path.join(self.dir, f"{new_offset:020d}{suffix}")
+                if os.path.exists(stale):
+                    os.unlink(stale)
+            segment = LogSegment.open(self.dir, new_offset, self.config, self.time,
+                                      init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+            self._set_segments(self._segments + (segment,))
+            # Kafka flushes the rolled segment asynchronously; flush_pending() (LogManager) does it here.
+            self._pending_flush_offset = max(self._pending_flush_offset, new_offset)
+            return segment
+
+    # --- flush --------------------------------------------------------------------------------------
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync segments holding offsets below `offset` (default: the log end offset); advance the recovery point.
+
+        The fsyncs run outside the Log lock, as Kafka's do, so appends are not blocked by disk flushes.
+        """
+        target = self._next_offset if offset is None else offset
+        if target <= self._recovery_point:
+            return
+        segments, bases = self._segments, self._bases
+        start = max(0, bisect.bisect_right(bases, self._recovery_point) - 1)
+        for segment in segments[start:]:
+            if segment.base_offset >= target:
+                break
+            try:
+                segment.flush()
+            except (ValueError, OSError):
+                if not segment.log.closed:
+                    raise
+        with self.lock:
+            if target > self._recovery_point:
+                self._recovery_point = target
+                self._last_flush_time = self.time.milliseconds()
+
+    def flush_pending(self) -> None:
+        """Flush segments rolled since the last flush (Kafka's flush-on-roll, done by the LogManager)."""
+        if self._pending_flush_offset > self._recovery_point:
+            self.flush(self._pending_flush_offset)
+
+    # --- reads --------------------------------------------------------------------------------------
+
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None,
+             min_one_message: bool = True) -> FetchDataInfo:
+        """Whole batches from the batch holding `start_offset`, up to `max_bytes`, below `max_offset` (e.g. the HW)."""
+        segments, bases = self._segments, self._bases
+        end_offset = self._next_offset
+        if start_offset < self._log_start_offset or start_offset > end_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments in the range {self._log_start_offset} to {end_offset}.")
+        upper = end_offset if max_offset is None else min(max_offset, end_offset)
+        if start_offset >= upper:
+            return FetchDataInfo(start_offset, None)
+        i = max(0, bisect.bisect_right(bases, start_offset) - 1)
+        while i < len(segments):
+            segment = segments[i]
+            if segment.base_offset >= upper:
+                break
+            next_base = bases[i + 1] if i + 1 < len(bases) else None
+            max_position = segment.size
+            if upper != end_offset and (next_base is None or upper < next_base):
+                found = segment.translate_offset(upper)
+                if found is not None:
+                    max_position = found.position
+            info = segment.read(start_offset, max_bytes, max_position, min_one_message)
+            if info is not None:
+                return info
+            i += 1
+        return FetchDataInfo(start_offset, None)
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """ListOffsets: the first offset whose timestamp is >= target, or the special -1/-2/-3/-4 lookups."""
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            lso = self._log_start_offset
+            earliest = self.leader_epoch_cache.earliest_entry()
+            epoch = earliest[0] if earliest is not None and earliest[1] <= lso else -1
+            return TimestampAndOffset(lso, NO_TIMESTAMP, epoch)
+        if target_timestamp == LATEST_TIMESTAMP:
+            latest = self.leader_epoch_cache.latest_epoch()
+            return TimestampAndOffset(self._next_offset, NO_TIMESTAMP, -1 if latest is None else latest)
+        if target_timestamp == MAX_TIMESTAMP:
+            return self.latest_timestamp_offset()
+        if target_timestamp == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(-1, NO_TIMESTAMP, -1)
+        for segment in self._segments:
+            if segment.max_timestamp_so_far >= target_timestamp:
+                found = segment.find_offset_by_timestamp(target_timestamp, self._log_start_offset)
+                if found is not None:
+                    return found
+        return None
+
+    def latest_timestamp_offset(self) -> TimestampAndOffset | None:
+        """ListOffsets MAX_TIMESTAMP: the record with the largest timestamp (first such), or None."""
+        segments = self._segments
+        best = max(segments, key=lambda s: s.max_timestamp_so_far)
+        if best.max_timestamp_so_far < 0:
+            return None
+        return best.offset_of_max_timestamp_record()
+
+    # --- truncation -----------------------------------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Remove every batch at or after `target_offset` (follower truncation). False if nothing to do."""
+        if target_offset < 0:
+            raise ValueError(f"Cannot truncate partition {self.topic_partition} to a negative offset ({target_offset}).")
+        with self.lock:
+            if target_offset >= self._next_offset:
+                return False
+            if self._segments[0].base_offset > target_offset:
+                self.truncate_fully_and_start_at(target_offset)
+                return True
+            keep = [s for s in self._segments if s.base_offset <= target_offset]
+            drop = [s for s in self._segments if s.base_offset > target_offset]
+            self._set_segments(keep)
+            self._delete_segment_files(drop)
+            self.active_segment.truncate_to(target_offset)
+            self._next_offset = target_offset
+            self._log_start_offset = min(self._log_start_offset, target_offset)
+            self.leader_epoch_cache.truncate_from_end(target_offset)
+            self._recovery_point = min(self._recovery_point, target_offset)
+            self._pending_flush_offset = min(self._pending_flush_offset, target_offset)
+            if self._high_watermark is not None:
+                self._high_watermark = min(self._high_watermark, target_offset)
+            return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete every segment and start empty at `new_offset`."""
+        with self.lock:
+            old = list(self._segments)
+            for s in old:
+                # Move the old files aside first: the new segment may reuse a base offset's file names.
+                s.change_file_suffixes("", DELETED_FILE_SUFFIX)
+            segment = LogSegment.open(self.dir, new_offset, self.config, self.time,
+                                      init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+            self._set_segments([segment])
+            self._delete_segment_files(old)
+            self.leader_epoch_cache.clear_and_flush()
+            self._next_offset = new_offset
+            self._log_start_offset = new_offset
+            self._recovery_point = new_offset
+            self._pending_flush_offset = new_offset
+            self._high_watermark = None if self._high_watermark is None else new_offset
+
+    # --- lifecycle ------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close files (trimming indexes); does not flush (LogManager.shutdown flushes first)."""
+        with self.lock:
+            if self._closed:
+                return
+            self._closed = True
+            for segment in self._segments:
+                segment.close()
+            self._finish_pending_deletes(force=True)
+
+    def delete(self) -> None:
+        """Delete every file and the directory."""
+        import shutil
+
+        with self.lock:
+            for segment in self._segments:
+                segment.delete_if_exists()
+            self._finish_pending_deletes(force=True)
+            self._closed = True
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def rename_dir(self, new_name: str) -> None:
+        with self.lock:
+            new_dir = os.path.join(os.path.dirname(self.dir), new_name)
+            os.rename(self.dir, new_dir)
+            self.dir = new_dir
+            for segment in self._segments:
+                segment.update_parent_dir(new_dir)
+            for _, segment in self._pending_deletes:
+                segment.update_parent_dir(new_dir)
+            checkpoint = self.leader_epoch_cache._checkpoint
+            if checkpoint is not None:
+                checkpoint.path = os.path.join(new_dir, LEADER_EPOCH_CHECKPOINT_FILE)
+
+    def __repr__(self) -> str:
+        return (f"Log(dir={self.dir}, log_start_offset={self._log_start_offset}, "
+                f"log_end_offset={self._next_offset}, segments={len(self._segments)})")
+
+
+def _analyze_follower_batches(records: bytes | bytearray | memoryview) -> tuple[list[tuple[int, int, int, int, int, int]], int]:
+    """(position, base, last, max_timestamp, epoch, magic) per complete batch, and the bytes they cover.
+
+    Checks each batch's CRC (CRC-32C for magic 2, CRC-32 for 0/1) and that offsets increase.
+    """
+    from kafkapy.record.errors import CorruptRecordError
+    from kafkapy.storage.file_records import parse_batch_info
+    from kafkapy.storage.log_segment import _batch_is_valid
+
+    mv = memoryview(records)
+    end = len(mv)
+    pos = 0
+    out: list[tuple[int, int, int, int, int, int]] = []
+    last_seen = -1
+    while end - pos >= LOG_OVERHEAD:
+        _, size = _OFFSET_SIZE.unpack_from(mv, pos)
+        if size < 14:
+            raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead (14)")
+        if pos + LOG_OVERHEAD + size > end:
+            break
+        view = mv[pos:pos + LOG_OVERHEAD + size]
+        if not _batch_is_valid(view):
+            raise CorruptRecordError(f"Record batch at position {pos} is corrupt (CRC mismatch or bad magic)")
+        info = parse_batch_info(view, 0, pos)
+        first = info.base_offset if info.magic >= 2 else info.last_offset
+        if first <= last_seen or info.last_offset < first:
+            raise OffsetsOutOfOrderError(f"Out of order offsets found in append: {first} after {last_seen}")
+        last_seen = info.last_offset
+        out.append((pos, first, info.last_offset, info.max_timestamp, info.partition_leader_epoch, info.magic))
+        pos += LOG_OVERHEAD + size
+    return out, pos

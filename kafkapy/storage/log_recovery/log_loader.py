@@ -1,0 +1,139 @@
+"""LogLoader: open a partition directory's segments and recover them after an unclean shutdown.
+
+Follows Kafka's LogLoader: remove leftover `.deleted`/`.cleaned` files, finish `.swap` renames, drop
+index files without a `.log`, open each `%020d.log` segment (rebuilding an index that is missing or
+fails its sanity check), and - when the log dir had no clean-shutdown marker - recover every segment
+from the one holding the recovery point: each batch's length and CRC are checked, indexes are rebuilt,
+and the first torn/corrupt batch ends the log (later segments are deleted). Then the log end offset is
+read from the last segment, the active segment's indexes are grown back to segment.index.bytes, and the
+leader-epoch cache is trimmed to [log start offset, log end offset].
+Runs before the Log is shared; not thread-safe by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from kafkapy.common.time import Time
+from kafkapy.storage.checkpoint_file import LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCheckpointFile
+from kafkapy.storage.errors import CorruptIndexError
+from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
+from kafkapy.storage.log_config import LogConfig
+from kafkapy.storage.log_segment import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
+    LogSegment,
+    time_index_file_name,
+)
+
+__all__ = ["load_log", "LoadedLog"]
+
+log = logging.getLogger(__name__)
+
+_INDEX_SUFFIXES = (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)
+
+
+@dataclass
+class LoadedLog:
+    segments: list[LogSegment]
+    log_start_offset: int
+    recovery_point: int
+    next_offset: int
+    leader_epoch_cache: LeaderEpochFileCache
+
+
+def _base_offset(name: str) -> int | None:
+    prefix = name.split(".", 1)[0]
+    return int(prefix) if len(prefix) == 20 and prefix.isdigit() else None
+
+
+def _remove_temp_files_and_finish_swaps(dir_: str) -> None:
+    for name in sorted(os.listdir(dir_)):
+        path = os.path.join(dir_, name)
+        if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(CLEANED_FILE_SUFFIX):
+            os.unlink(path)
+        elif name.endswith(SWAP_FILE_SUFFIX):
+            target = path[: -len(SWAP_FILE_SUFFIX)]
+            os.replace(path, target)
+            if target.endswith(LOG_FILE_SUFFIX):
+                # The swapped-in log's indexes are rebuilt on open.
+                stem = target[: -len(LOG_FILE_SUFFIX)]
+                for suffix in _INDEX_SUFFIXES:
+                    if os.path.exists(stem + suffix):
+                        os.unlink(stem + suffix)
+
+
+def _open_segments(dir_: str, config: LogConfig, time: Time,
+                   epoch_cache: LeaderEpochFileCache) -> list[LogSegment]:
+    names = os.listdir(dir_)
+    logs = {b for n in names if n.endswith(LOG_FILE_SUFFIX) and (b := _base_offset(n)) is not None}
+    for name in names:
+        if name.endswith(_INDEX_SUFFIXES):
+            base = _base_offset(name)
+            if base is not None and base not in logs:
+                log.warning("Found an orphaned index file %s, with no corresponding log file.", name)
+                os.unlink(os.path.join(dir_, name))
+    segments = []
+    for base in sorted(logs):
+        time_index_newly_created = not os.path.exists(time_index_file_name(dir_, base))
+        segment = LogSegment.open(dir_, base, config, time, file_already_exists=True)
+        try:
+            segment.sanity_check(time_index_newly_created)
+        except (FileNotFoundError, CorruptIndexError) as exc:
+            log.warning("Rebuilding indexes of segment %s of %s: %s", base, dir_, exc)
+            segment.recover(epoch_cache)
+        segments.append(segment)
+    return segments
+
+
+def load_log(dir_: str, config: LogConfig, time: Time, log_start_offset_checkpoint: int = 0,
+             recovery_point_checkpoint: int = 0, had_clean_shutdown: bool = True) -> LoadedLog:
+    epoch_cache = LeaderEpochFileCache(LeaderEpochCheckpointFile(os.path.join(dir_, LEADER_EPOCH_CHECKPOINT_FILE)))
+    _remove_temp_files_and_finish_swaps(dir_)
+    segments = _open_segments(dir_, config, time, epoch_cache)
+
+    if not had_clean_shutdown and segments:
+        first = max(0, max((i for i, s in enumerate(segments) if s.base_offset <= recovery_point_checkpoint),
+                           default=0))
+        for i in range(first, len(segments)):
+            truncated = segments[i].recover(epoch_cache)
+            if truncated > 0:
+                log.warning("Corruption found in segment %s of %s, truncated %s bytes; deleting later segments",
+                            segments[i].base_offset, dir_, truncated)
+                for later in segments[i + 1:]:
+                    later.delete_if_exists()
+                segments = segments[: i + 1]
+                break
+
+    if not segments:
+        segments = [LogSegment.open(dir_, log_start_offset_checkpoint, config, time,
+                                    init_file_size=config.init_file_size(), preallocate=config.preallocate)]
+
+    next_offset = segments[-1].read_next_offset()
+    # Empty trailing segments (e.g. rolled just before a crash) report their base offset.
+    next_offset = max(next_offset, segments[-1].base_offset)
+    if next_offset < log_start_offset_checkpoint:
+        log.warning("Deleting all segments of %s because logEndOffset (%s) is smaller than logStartOffset %s",
+                    dir_, next_offset, log_start_offset_checkpoint)
+        for segment in segments:
+            segment.delete_if_exists()
+        epoch_cache.clear_and_flush()
+        segments = [LogSegment.open(dir_, log_start_offset_checkpoint, config, time)]
+        next_offset = log_start_offset_checkpoint
+
+    if had_clean_shutdown:
+        recovery_point = next_offset
+    else:
+        recovery_point = min(recovery_point_checkpoint, next_offset)
+    log_start_offset = max(log_start_offset_checkpoint, segments[0].base_offset)
+    segments[-1].resize_indexes(config.max_index_size)
+    epoch_cache.truncate_from_end(next_offset)
+    epoch_cache.truncate_from_start(log_start_offset)
+    return LoadedLog(segments, log_start_offset, recovery_point, next_offset, epoch_cache)
