@@ -392,12 +392,14 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
                 signal.signal(sig, handler)
 
 
-def _daemonize(argv: list[str], config) -> int:
+def _daemonize(args, config) -> int:
     log_dirs = list(getattr(config, "log_dirs", []) or [])
     out_dir = os.environ.get("LOG_DIR") or (log_dirs[0] if log_dirs else "logs")
     os.makedirs(out_dir, exist_ok=True)
     out_path = os.path.join(out_dir, DAEMON_OUT_NAME)
-    child_argv = [a for a in argv if a not in ("-daemon", "--daemon")]
+    child_argv = ([args.config] if args.config else []) + [f"--override={o}" for o in args.override]
+    if args.verbose:
+        child_argv.append("--verbose")
     import subprocess
 
     with open(out_path, "ab") as out:
@@ -426,17 +428,24 @@ def start_main(argv: list[str]) -> int:
     def execute(args, out) -> int:
         config = load_config(args)
         if args.daemon:
-            return _daemonize(argv, config)
-        configure_logging()
-        if args.config is None:
-            logging.getLogger(SERVER_LOGGER).info(
-                "No server.properties given: using embedded defaults (listeners=%s, log.dirs=%s)",
-                _config_get(config, "listeners"),
-                ",".join(getattr(config, "log_dirs", []) or []),
-            )
-        return serve(config, args)
+            return _daemonize(args, config)
+        handler = configure_logging()
+        try:
+            return _serve_logged(config, args)
+        finally:
+            logging.getLogger().removeHandler(handler)
 
     return run(build_start_parser(), argv, execute)
+
+
+def _serve_logged(config, args) -> int:
+    if args.config is None:
+        logging.getLogger(SERVER_LOGGER).info(
+            "No server.properties given: using embedded defaults (listeners=%s, log.dirs=%s)",
+            _config_get(config, "listeners"),
+            ",".join(getattr(config, "log_dirs", []) or []),
+        )
+    return serve(config, args)
 
 
 # --- server-stop -----------------------------------------------------------------------------------
