@@ -1,0 +1,384 @@
+"""Partition: one topic partition hosted by this broker, as leader or follower, over its Log (Kafka's
+cluster.Partition): leader epoch, replicas, ISR, high watermark (HW = smallest log end offset over the
+ISR), appends as leader with acks / min.insync.replicas, reads bounded by HW (consumers) or the log end
+(followers), follower fetch tracking, ISR expansion and shrink proposed through AlterPartition.
+
+ISR changes are proposals: while one is in flight the committed ISR stays in force for min.insync.replicas
+checks and the "maximal" ISR (committed plus any replica being added) holds the HW back, as in Kafka.
+Thread-safety: one RLock (Kafka's leaderIsrUpdateLock) guards leadership, ISR and follower state, and
+serialises appends; reads check leadership under the lock, then read the log without it (the Log allows
+lock-free readers). AlterPartition answers are applied under the lock from whatever thread completes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionState, LeaderRecoveryState
+from kafkapy.cluster.replica import Replica
+from kafkapy.common.errors import (
+    FencedLeaderEpochError,
+    KafkaError,
+    NotEnoughReplicasAfterAppendError,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    UnknownLeaderEpochError,
+)
+from kafkapy.common.time import SYSTEM, Time
+from kafkapy.common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafkapy.storage.log import Log, LogAppendInfo
+    from kafkapy.storage.log_segment import FetchDataInfo
+
+log = logging.getLogger(__name__)
+
+LogProvider = Callable[[TopicPartition, "uuid.UUID | None"], "Log"]
+# Sends a proposed LeaderAndIsr to the controller; the future yields the committed LeaderAndIsr or a
+# KafkaError instance (or a dict {tp: either}, as Controller.alter_partition answers).
+AlterPartitionSender = Callable[[TopicPartition, LeaderAndIsr], "Future[Any]"]
+
+DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000
+
+
+class FetchIsolation(IntEnum):
+    LOG_END = 0  # followers: everything written
+    HIGH_WATERMARK = 1  # consumers, read_uncommitted
+    TXN_COMMITTED = 2  # consumers, read_committed: below the last stable offset
+
+
+class LogReadInfo(NamedTuple):
+    fetched_data: FetchDataInfo
+    high_watermark: int
+    log_start_offset: int
+    last_stable_offset: int
+
+
+class Partition:
+    def __init__(self, topic_partition: TopicPartition, topic_id: uuid.UUID | None, log_provider: LogProvider,
+                 local_broker_id: int, time: Time = SYSTEM,
+                 replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+                 alter_partition: AlterPartitionSender | None = None) -> None:
+        self.topic_partition = topic_partition
+        self.topic_id = topic_id
+        self._log_provider = log_provider
+        self.local_broker_id = local_broker_id
+        self.time = time
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self._alter_partition = alter_partition
+        self.lock = threading.RLock()
+        self.log: Log | None = None
+        self.leader_replica_id: int | None = None
+        self.leader_epoch = -1
+        self.leader_epoch_start_offset: int | None = None
+        self.partition_epoch = -1
+        self.controller_epoch = -1
+        self.leader_recovery_state = LeaderRecoveryState.RECOVERED
+        self.replicas: tuple[int, ...] = ()
+        self._isr: tuple[int, ...] = ()
+        self._maximal_isr: tuple[int, ...] = ()
+        self._isr_change_pending = False
+        self._remote: dict[int, Replica] = {}
+
+    # -- facts -------------------------------------------------------------------------------------------
+
+    @property
+    def topic(self) -> str:
+        return self.topic_partition.topic
+
+    @property
+    def partition_id(self) -> int:
+        return self.topic_partition.partition
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_replica_id == self.local_broker_id
+
+    @property
+    def isr(self) -> tuple[int, ...]:
+        """The committed ISR (what min.insync.replicas is checked against)."""
+        return self._isr
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The committed ISR plus replicas whose addition is in flight (what the HW waits for)."""
+        return self._maximal_isr
+
+    @property
+    def isr_change_pending(self) -> bool:
+        return self._isr_change_pending
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark if self.log is not None else 0
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset if self.log is not None else 0
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset if self.log is not None else 0
+
+    @property
+    def last_stable_offset(self) -> int:
+        # No transactions yet: nothing is pending, so the LSO is the HW.
+        return self.high_watermark
+
+    def remote_replica(self, broker_id: int) -> Replica | None:
+        return self._remote.get(broker_id)
+
+    def is_under_min_isr(self) -> bool:
+        with self.lock:
+            return self.is_leader and self.log is not None and len(self._isr) < self.log.config.min_in_sync_replicas
+
+    # -- leadership (applied from the controller's LeaderAndIsr) -----------------------------------------
+
+    def create_log_if_not_exists(self) -> Log:
+        with self.lock:
+            if self.log is None:
+                self.log = self._log_provider(self.topic_partition, self.topic_id)
+            return self.log
+
+    def make_leader(self, state: LeaderAndIsrPartitionState) -> bool:
+        """Become (or stay) leader. Returns True when this is a new leadership (leader epoch moved)."""
+        with self.lock:
+            if state.leader_epoch < self.leader_epoch:
+                log.info("Ignoring stale leadership of %s at epoch %d (current %d)", self.topic_partition,
+                         state.leader_epoch, self.leader_epoch)
+                return False
+            self.controller_epoch = state.controller_epoch
+            if state.topic_id is not None:
+                self.topic_id = state.topic_id
+            leader_log = self.create_log_if_not_exists()
+            is_new_leader_epoch = state.leader_epoch > self.leader_epoch
+            was_leader = self.is_leader
+            now = self.time.milliseconds()
+            self._update_assignment_and_isr(state.replicas, state.isr)
+            leader_end = leader_log.log_end_offset
+            if is_new_leader_epoch:
+                # The first offset of this epoch: followers truncate to it (OffsetsForLeaderEpoch).
+                self.leader_epoch_start_offset = leader_end
+                leader_log.maybe_assign_epoch_start_offset(state.leader_epoch, leader_end)
+            for replica in self._remote.values():
+                replica.reset(now, leader_end, is_new_leader_epoch, replica.broker_id in self._isr)
+            self.leader_replica_id = self.local_broker_id
+            self.leader_epoch = state.leader_epoch
+            self.partition_epoch = state.partition_epoch
+            self.leader_recovery_state = state.leader_recovery_state
+            # Pin the HW the log has (from its checkpoint, or its end) before the ISR starts moving it.
+            leader_log.update_high_watermark(leader_log.high_watermark)
+            self.maybe_increment_high_watermark(now)
+            return is_new_leader_epoch or not was_leader
+
+    def make_follower(self, state: LeaderAndIsrPartitionState) -> bool:
+        """Follow state.leader. Returns True when the leader or its epoch changed (the fetcher must restart)."""
+        with self.lock:
+            if state.leader_epoch < self.leader_epoch:
+                return False
+            self.controller_epoch = state.controller_epoch
+            if state.topic_id is not None:
+                self.topic_id = state.topic_id
+            self.create_log_if_not_exists()
+            changed = state.leader != self.leader_replica_id or state.leader_epoch > self.leader_epoch
+            self._update_assignment_and_isr(state.replicas, state.isr)
+            self._remote.clear()  # only leaders track followers
+            self.leader_replica_id = state.leader if state.leader >= 0 else None
+            self.leader_epoch = state.leader_epoch
+            self.leader_epoch_start_offset = None
+            self.partition_epoch = state.partition_epoch
+            self.leader_recovery_state = state.leader_recovery_state
+            return changed
+
+    def _update_assignment_and_isr(self, replicas: tuple[int, ...], isr: tuple[int, ...]) -> None:
+        self.replicas = tuple(replicas)
+        self._remote = {r: self._remote.get(r) or Replica(r) for r in self.replicas if r != self.local_broker_id}
+        self._isr = tuple(isr)
+        self._maximal_isr = tuple(isr)
+        self._isr_change_pending = False
+
+    def update_follower_high_watermark(self, leader_high_watermark: int) -> int:
+        """A follower learns the leader's HW from its fetch response (bounded by its own log end)."""
+        with self.lock:
+            if self.log is None:
+                return 0
+            return self.log.update_high_watermark(min(leader_high_watermark, self.log.log_end_offset))
+
+    # -- produce -----------------------------------------------------------------------------------------
+
+    def append_records_to_leader(self, records: bytes | bytearray | memoryview, required_acks: int,
+                                 min_isr: int | None = None, origin: str = "client") -> LogAppendInfo:
+        """Append as leader. acks=-1 needs len(ISR) >= min.insync.replicas (the topic's unless min_isr)."""
+        with self.lock:
+            leader_log = self.log
+            if not self.is_leader or leader_log is None:
+                raise NotLeaderOrFollowerError(
+                    f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}")
+            needed = leader_log.config.min_in_sync_replicas if min_isr is None else min_isr
+            if required_acks == -1 and len(self._isr) < needed:
+                raise NotEnoughReplicasError(
+                    f"The size of the current ISR {set(self._isr)} is insufficient to satisfy the min.isr "
+                    f"requirement of {needed} for partition {self.topic_partition}")
+            info = leader_log.append_as_leader(records, self.leader_epoch, self.time.milliseconds(), origin)
+            self.maybe_increment_high_watermark()
+            return info
+
+    def check_enough_replicas_reach_offset(self, required_offset: int,
+                                           min_isr: int | None = None) -> tuple[bool, type[KafkaError] | None]:
+        """For acks=-1 produce waiting in purgatory: (done, error). Done once the HW reaches required_offset
+        (the append's last offset + 1); NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.isr."""
+        with self.lock:
+            if not self.is_leader or self.log is None:
+                return False, NotLeaderOrFollowerError
+            if self.log.high_watermark >= required_offset:
+                needed = self.log.config.min_in_sync_replicas if min_isr is None else min_isr
+                if len(self._isr) >= needed:
+                    return True, None
+                return True, NotEnoughReplicasAfterAppendError
+            return False, None
+
+    # -- fetch ---------------------------------------------------------------------------------------------
+
+    def _check_leader_epoch(self, current_leader_epoch: int, fetch_only_from_leader: bool) -> Log:
+        if current_leader_epoch >= 0:
+            if current_leader_epoch < self.leader_epoch:
+                raise FencedLeaderEpochError(
+                    f"The leader epoch in the request {current_leader_epoch} is older than the current "
+                    f"leader epoch {self.leader_epoch} of {self.topic_partition}")
+            if current_leader_epoch > self.leader_epoch:
+                raise UnknownLeaderEpochError(
+                    f"The leader epoch in the request {current_leader_epoch} is newer than the current "
+                    f"leader epoch {self.leader_epoch} of {self.topic_partition}")
+        if self.log is None or (fetch_only_from_leader and not self.is_leader):
+            raise NotLeaderOrFollowerError(
+                f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}")
+        return self.log
+
+    def read_records(self, fetch_offset: int, max_bytes: int,
+                     isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK, min_one_message: bool = True,
+                     current_leader_epoch: int = -1, fetch_only_from_leader: bool = True) -> LogReadInfo:
+        """Read whole batches from fetch_offset; consumers stop at the HW (or LSO), followers at the log end.
+        The offsets returned are those seen before the read, as Kafka reports them."""
+        with self.lock:
+            local_log = self._check_leader_epoch(current_leader_epoch, fetch_only_from_leader)
+            hw = local_log.high_watermark
+            log_start = local_log.log_start_offset
+            lso = hw
+        if isolation == FetchIsolation.LOG_END:
+            max_offset = None
+        elif isolation == FetchIsolation.TXN_COMMITTED:
+            max_offset = lso
+        else:
+            max_offset = hw
+        data = local_log.read(fetch_offset, max_bytes, max_offset, min_one_message)
+        return LogReadInfo(data, hw, log_start, lso)
+
+    # -- followers, ISR and HW (leader side) --------------------------------------------------------------
+
+    def update_follower_fetch_state(self, replica_id: int, fetch_offset: int, follower_start_offset: int = -1,
+                                    now_ms: int | None = None, leader_end_offset: int | None = None) -> bool:
+        """Record a follower's fetch; may propose adding it to the ISR. Returns True if the HW moved
+        (the caller then completes delayed produce / fetch operations)."""
+        with self.lock:
+            replica = self._remote.get(replica_id)
+            if replica is None or not self.is_leader or self.log is None:
+                return False
+            now = self.time.milliseconds() if now_ms is None else now_ms
+            prev_end = replica.state.log_end_offset
+            end = self.log.log_end_offset if leader_end_offset is None else leader_end_offset
+            replica.update_fetch_state(fetch_offset, follower_start_offset, now, end)
+            self._maybe_expand_isr(replica)
+            if prev_end != replica.state.log_end_offset:
+                return self.maybe_increment_high_watermark(now)
+            return False
+
+    def _maybe_expand_isr(self, replica: Replica) -> None:
+        if self._isr_change_pending or replica.broker_id in self._isr or replica.broker_id not in self.replicas:
+            return
+        assert self.log is not None
+        end = replica.state.log_end_offset
+        epoch_start = self.leader_epoch_start_offset or 0
+        if end >= self.log.high_watermark and end >= epoch_start:
+            self._propose_isr(self._isr + (replica.broker_id,), expanding=replica.broker_id)
+
+    def maybe_shrink_isr(self, now_ms: int | None = None) -> bool:
+        """Propose dropping followers not caught up within replica.lag.time.max.ms. True if proposed."""
+        with self.lock:
+            if not self.is_leader or self.log is None or self._isr_change_pending:
+                return False
+            now = self.time.milliseconds() if now_ms is None else now_ms
+            end = self.log.log_end_offset
+            out_of_sync = [r for r in self._isr if r != self.local_broker_id and (
+                r not in self._remote or not self._remote[r].state.is_caught_up(end, now,
+                                                                                 self.replica_lag_time_max_ms))]
+            if not out_of_sync:
+                return False
+            log.info("Shrinking ISR of %s from %s: %s out of sync", self.topic_partition, self._isr, out_of_sync)
+            return self._propose_isr(tuple(r for r in self._isr if r not in out_of_sync))
+
+    def _propose_isr(self, isr: tuple[int, ...], expanding: int | None = None) -> bool:
+        if self._alter_partition is None:
+            return False
+        proposed = LeaderAndIsr(self.local_broker_id, self.leader_epoch, isr, self.leader_recovery_state,
+                                self.partition_epoch)
+        self._isr_change_pending = True
+        if expanding is not None:
+            self._maximal_isr = self._isr + (expanding,)
+        future = self._alter_partition(self.topic_partition, proposed)
+        future.add_done_callback(lambda f: self._on_alter_partition_done(proposed, f))
+        return True
+
+    def _on_alter_partition_done(self, proposed: LeaderAndIsr, future: Future[Any]) -> None:
+        with self.lock:
+            if proposed.leader_epoch != self.leader_epoch or not self.is_leader:
+                return  # leadership moved on; the controller's LeaderAndIsr has the truth
+            self._isr_change_pending = False
+            self._maximal_isr = self._isr
+            try:
+                result = future.result()
+            except Exception as e:  # the send failed: retried at the next fetch / shrink check
+                log.warning("AlterPartition for %s failed: %r", self.topic_partition, e)
+                return
+            if isinstance(result, dict):
+                result = result.get(self.topic_partition)
+            if not isinstance(result, LeaderAndIsr):
+                log.info("AlterPartition for %s rejected: %r", self.topic_partition, result)
+                return
+            if result.leader_epoch != self.leader_epoch or result.partition_epoch < self.partition_epoch:
+                return
+            self._isr = tuple(result.isr)
+            self._maximal_isr = self._isr
+            self.partition_epoch = result.partition_epoch
+            self.leader_recovery_state = result.leader_recovery_state
+            self.maybe_increment_high_watermark()
+
+    def maybe_increment_high_watermark(self, now_ms: int | None = None) -> bool:
+        """HW = smallest log end offset among the leader and the followers the HW must wait for (the maximal
+        ISR, and caught-up followers about to join it). Never moves back. True if it moved."""
+        with self.lock:
+            leader_log = self.log
+            if leader_log is None or not self.is_leader:
+                return False
+            now = self.time.milliseconds() if now_ms is None else now_ms
+            end = leader_log.log_end_offset
+            new_hw = end
+            for replica in self._remote.values():
+                s = replica.state
+                waits = replica.broker_id in self._maximal_isr or s.is_caught_up(end, now, self.replica_lag_time_max_ms)
+                if waits and s.log_end_offset < new_hw:
+                    new_hw = s.log_end_offset
+            old_hw = leader_log.high_watermark
+            if new_hw > old_hw:
+                leader_log.update_high_watermark(new_hw)
+                return True
+            return False
+
+    def __repr__(self) -> str:
+        return (f"Partition({self.topic_partition}, leader={self.leader_replica_id}, epoch={self.leader_epoch}, "
+                f"isr={self._isr}, hw={self.high_watermark}, leo={self.log_end_offset})")
