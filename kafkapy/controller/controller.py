@@ -140,7 +140,9 @@ class Controller(LeadershipHandlers):
             thread = self._thread
             if thread is None:
                 return
-        self._queue.put(Shutdown())
+            # Under the lock, so no event can be queued behind Shutdown and be left without an answer.
+            self._running = False
+            self._queue.put(Shutdown())
         thread.join(timeout_s)
         with self._lock:
             self._thread = None
@@ -213,17 +215,17 @@ class Controller(LeadershipHandlers):
     # -- event loop -----------------------------------------------------------------------------------------
 
     def _enqueue(self, event: ControllerEvent) -> Future[Any]:
-        if not self._running:
-            event.future.set_exception(NotControllerError("The controller is not running."))
-        else:
-            self._queue.put(event)
+        with self._lock:
+            if self._running:
+                self._queue.put(event)
+                return event.future
+        event.future.set_exception(NotControllerError("The controller is not running."))
         return event.future
 
     def _run(self) -> None:
         while True:
             event = self._queue.get()
             if isinstance(event, Shutdown):
-                self._running = False
                 self._resign()
                 event.future.set_result(None)
                 return

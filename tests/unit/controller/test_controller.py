@@ -250,3 +250,18 @@ def test_topic_partition_objects_in_cache(h: Harness) -> None:
     assert h.cache.contains(TopicPartition("q", 0)) and not h.cache.contains(TopicPartition("q", 1))
     node = h.cache.get_partition_leader_endpoint(TopicPartition("q", 0))
     assert (node.id, node.host, node.port) == (0, "127.0.0.1", 9092)
+
+
+def test_second_controller_is_not_elected_and_shutdown_fails_requests(h: Harness) -> None:
+    h.store.register_broker(Broker.simple(1, "127.0.0.1", 9093), 1)
+    other = Controller(h.store, MetadataCache(1), 1, MockTime())
+    try:
+        assert other.startup().result(TIMEOUT) is False and not other.is_active
+        with pytest.raises(NotControllerError):
+            other.create_topics([("t", 1, 1, None, {})]).result(TIMEOUT)
+    finally:
+        other.shutdown()
+    h.controller.shutdown()
+    assert h.store.get_controller_id() is None  # resigned
+    with pytest.raises(NotControllerError):
+        h.controller.delete_topics(["t"]).result(TIMEOUT)
