@@ -609,7 +609,7 @@ def _dump_txn_index(path: str) -> Iterator[object]:
 
 def dump_log_segments(options: DumpLogOptions) -> Iterator[object]:
     """Dump each file in order, then yield the accumulated mismatch / non-consecutive reports."""
-    parser = message_parser(options) if options.should_print_data_log else None
+    parser: MessageParser | None = None
     index_mismatches: dict[str, dict[int, int]] = {}
     time_errors: dict[str, TimeIndexErrors] = {}
     non_consecutive: dict[str, dict[int, int]] = {}
@@ -618,6 +618,8 @@ def dump_log_segments(options: DumpLogOptions) -> Iterator[object]:
         name = os.path.basename(path)
         suffix = name[name.rfind(".") :] if "." in name else ""
         if suffix == ".log":
+            if parser is None and options.should_print_data_log:
+                parser = message_parser(options)  # after "Dumping", as DumpLogSegments builds it per file
             yield from _dump_log(path, options, parser, non_consecutive)
         elif suffix == ".index":
             yield from _dump_index(path, options, index_mismatches)
