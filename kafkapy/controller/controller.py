@@ -94,19 +94,20 @@ def _as_bool(value: Any) -> bool:
 
 class Controller(LeadershipHandlers):
     def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
-                 config: Mapping[str, Any] | None = None,
+                 config: Any = None,
                  on_leader_and_isr: LeaderAndIsrCallback | None = None,
                  on_stop_replica: StopReplicaCallback | None = None,
                  on_config_change: ConfigChangeCallback | None = None,
                  topic_config_validator: ConfigValidator | None = None,
                  rng: random.Random | None = None) -> None:
         """config: broker properties by Kafka name (num.partitions, default.replication.factor,
-        delete.topic.enable, unclean.leader.election.enable); values may be strings or typed."""
+        delete.topic.enable, unclean.leader.election.enable): a dict or a KafkaConfig (anything with
+        .get(name, default)); values may be strings or typed."""
         self.store = store
         self.metadata_cache = metadata_cache
         self.broker_id = broker_id
         self.time = time
-        self.config = dict(config or {})
+        self.config: Any = config if config is not None else {}
         self.on_leader_and_isr = on_leader_and_isr
         self.on_stop_replica = on_stop_replica
         self.on_config_change = on_config_change

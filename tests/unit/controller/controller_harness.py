@@ -39,7 +39,7 @@ def no_validation(configs) -> None:
 
 
 class Harness:
-    def __init__(self, path: str, broker_ids=(0,), config: dict | None = None, racks=None) -> None:
+    def __init__(self, path: str, broker_ids=(0,), config=None, racks=None) -> None:
         self.path = path
         self.store = LocalMetadataStore(path)
         self.time = MockTime()

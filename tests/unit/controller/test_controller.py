@@ -265,3 +265,14 @@ def test_second_controller_is_not_elected_and_shutdown_fails_requests(h: Harness
     assert h.store.get_controller_id() is None  # resigned
     with pytest.raises(NotControllerError):
         h.controller.delete_topics(["t"]).result(TIMEOUT)
+
+
+def test_kafka_config_as_broker_config(tmp_path) -> None:
+    from kafkapy.server.kafka_config import KafkaConfig
+
+    harness = Harness(str(tmp_path), config=KafkaConfig({"num.partitions": "3", "delete.topic.enable": "false"}))
+    try:
+        assert harness.create(("k", -1, -1, None, {}))["k"].num_partitions == 3
+        assert isinstance(harness.controller.delete_topics(["k"]).result(TIMEOUT)["k"], TopicDeletionDisabledError)
+    finally:
+        harness.stop()
