@@ -28,10 +28,12 @@ from kafkapy.common.errors import (
     NotEnoughReplicasAfterAppendError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
+    OffsetNotAvailableError,
     UnknownLeaderEpochError,
 )
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.storage.log_segment import TimestampAndOffset
 
 if TYPE_CHECKING:
     from kafkapy.storage.log import Log, LogAppendInfo
@@ -45,6 +47,11 @@ LogProvider = Callable[[TopicPartition, "uuid.UUID | None"], "Log"]
 AlterPartitionSender = Callable[[TopicPartition, LeaderAndIsr], "Future[Any]"]
 
 DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000
+LATEST_TIMESTAMP = -1  # ListOffsets special timestamps
+EARLIEST_TIMESTAMP = -2
+EARLIEST_LOCAL_TIMESTAMP = -4
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
 
 
 class FetchIsolation(IntEnum):
@@ -278,6 +285,40 @@ class Partition:
             max_offset = hw
         data = local_log.read(fetch_offset, max_bytes, max_offset, min_one_message)
         return LogReadInfo(data, hw, log_start, lso)
+
+    def fetch_offset_for_timestamp(self, timestamp: int, isolation_level: int | None = READ_UNCOMMITTED,
+                                   current_leader_epoch: int = -1,
+                                   fetch_only_from_leader: bool = True) -> TimestampAndOffset | None:
+        """ListOffsets. Clients (isolation_level 0/1) never see offsets at or past the HW / LSO; a replica
+        (isolation_level None) may read to the log end. OFFSET_NOT_AVAILABLE while a new leader's HW is still
+        below its epoch start offset. None when no offset matches."""
+        with self.lock:
+            local_log = self._check_leader_epoch(current_leader_epoch, fetch_only_from_leader)
+            hw = local_log.high_watermark
+            if isolation_level is None:
+                last_fetchable = local_log.log_end_offset
+            else:
+                last_fetchable = hw if isolation_level == READ_UNCOMMITTED else self.last_stable_offset
+            epoch_start = self.leader_epoch_start_offset
+            offsets_error = None
+            if isolation_level is not None and epoch_start is not None and epoch_start > hw:
+                offsets_error = OffsetNotAvailableError(
+                    f"Failed to fetch offsets for partition {self.topic_partition} with leader epoch "
+                    f"{self.leader_epoch} as this partition's high watermark ({hw}) is lagging behind the start "
+                    f"offset from the beginning of this epoch ({epoch_start}).")
+            leader_epoch = self.leader_epoch
+        if timestamp == LATEST_TIMESTAMP:
+            if offsets_error is not None:
+                raise offsets_error
+            return TimestampAndOffset(last_fetchable, -1, leader_epoch)
+        found = local_log.fetch_offset_by_timestamp(timestamp)
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return found
+        if found is not None and found.offset < last_fetchable:
+            return found
+        if offsets_error is not None:
+            raise offsets_error
+        return None
 
     # -- followers, ISR and HW (leader side) --------------------------------------------------------------
 

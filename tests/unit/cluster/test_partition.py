@@ -17,6 +17,7 @@ from kafkapy.common.errors import (
     NotEnoughReplicasAfterAppendError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
+    OffsetNotAvailableError,
     UnknownLeaderEpochError,
 )
 from kafkapy.common.time import MockTime
@@ -211,3 +212,28 @@ def test_follower_high_watermark(env) -> None:
 
 def _with_offsets(records: bytes) -> bytes:
     return records  # built with base offset 0, which a follower keeps
+
+
+def test_fetch_offset_for_timestamp_bounded_by_hw(env) -> None:
+    time, provider, _ = env
+    p = Partition(TP, TID, provider, 0, time)
+    p.make_leader(state(0, 2, isr=(0, 1), replicas=(0, 1)))
+    builder = MemoryRecordsBuilder()
+    builder.append(1000, None, b"a")
+    p.append_records_to_leader(builder.build(), 1)
+    builder = MemoryRecordsBuilder()
+    builder.append(2000, None, b"b")
+    p.append_records_to_leader(builder.build(), 1)
+    p.update_follower_fetch_state(1, 1, 0)  # HW = 1
+    assert p.fetch_offset_for_timestamp(-1) == (1, -1)
+    assert p.fetch_offset_for_timestamp(-1).leader_epoch == 2
+    assert p.fetch_offset_for_timestamp(-1, isolation_level=None).offset == 2
+    assert p.fetch_offset_for_timestamp(-2).offset == 0
+    assert p.fetch_offset_for_timestamp(500) == (0, 1000)
+    assert p.fetch_offset_for_timestamp(1500) is None  # offset 1 is not below the HW yet
+    assert p.fetch_offset_for_timestamp(1500, isolation_level=None) == (1, 2000)
+    # A new leadership whose HW lags its epoch start: "latest" is not available yet.
+    p.make_leader(state(0, 3, isr=(0, 1), replicas=(0, 1)))
+    assert p.leader_epoch_start_offset == 2 and p.high_watermark == 1
+    with pytest.raises(OffsetNotAvailableError):
+        p.fetch_offset_for_timestamp(-1)
