@@ -1,0 +1,719 @@
+"""AdminClient: Kafka's admin operations over the wire protocol (works with any Kafka broker).
+
+Routing follows Java's KafkaAdminClient: topic creation/deletion, partition creation, leader
+election and reassignments go to the controller (as named by Metadata; NOT_CONTROLLER refreshes
+and retries), BROKER / BROKER_LOGGER config resources go to that broker, offsets and
+delete-records go to each partition's leader, everything else to the least loaded broker.
+Transport failures and retriable errors are retried with backoff until the call's timeout
+(default.api.timeout.ms); per-item errors are raised as kafkapy.common.errors classes carrying
+the broker's message (or returned in the results with `raise_errors=False`).
+
+Thread-safety: calls may be made from several threads; each is a blocking request/response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kafkapy.client import admin_types as T
+from kafkapy.client.admin_types import (
+    AlterConfigOp,
+    ClusterDescription,
+    Config,
+    ConfigEntry,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSource,
+    ConfigSynonym,
+    ConfigType,
+    CreateTopicResult,
+    DeleteTopicResult,
+    ElectionType,
+    ListOffsetsResultInfo,
+    LogDirDescription,
+    NewPartitions,
+    NewTopic,
+    NodeApiVersions,
+    PartitionReassignment,
+    ReplicaInfo,
+    TopicDescription,
+    TopicListing,
+    TopicPartitionInfo,
+)
+from kafkapy.client.config import AdminClientConfig
+from kafkapy.client.connection import our_version_range
+from kafkapy.client.errors import error_from_code
+from kafkapy.client.fetcher import list_offsets as _list_offsets
+from kafkapy.client.metadata import ZERO_UUID, Cluster, Node
+from kafkapy.client.network_client import NetworkClient
+from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
+from kafkapy.common.time import SYSTEM, Time
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol import messages as M
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "AdminClient", "KafkaAdminClient", "AlterConfigOp", "ClusterDescription", "Config", "ConfigEntry",
+    "ConfigResource", "ConfigResourceType", "ConfigSource", "ConfigSynonym", "ConfigType", "CreateTopicResult",
+    "DeleteTopicResult", "ElectionType", "ListOffsetsResultInfo", "LogDirDescription", "NewPartitions",
+    "NewTopic", "NodeApiVersions", "PartitionReassignment", "ReplicaInfo", "TopicDescription", "TopicListing",
+    "TopicPartitionInfo", "TopicPartition", "Node",
+]
+OffsetSpec = T.OffsetSpec
+AlterConfigOpType = T.AlterConfigOpType
+
+
+def _err(code: int, message: str | None = None) -> KafkaError | None:
+    return error_from_code(code, message) if code else None
+
+
+class AdminClient:
+    def __init__(self, configs: Mapping[str, Any] | None = None, time: Time = SYSTEM, **overrides: Any) -> None:
+        self.config = AdminClientConfig(configs, **overrides)
+        if not self.config["client.id"]:
+            self.config._values["client.id"] = "adminclient-1"
+        self._time = time
+        self.client = NetworkClient(self.config, time)
+        self.default_api_timeout_ms = int(self.config["default.api.timeout.ms"])
+
+    # ------------------------------------------------------------------------------------------
+    # plumbing
+
+    def _timeout(self, timeout_ms: float | None) -> float:
+        return self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+
+    def _remaining(self, deadline: float) -> int:
+        return max(1, int(deadline - self._time.milliseconds()))
+
+    def _controller(self, deadline: float) -> int:
+        cluster = self.client.cluster
+        if cluster.controller_id < 0 or cluster.controller_id not in cluster.brokers:
+            cluster = self.client.update_metadata([], self._remaining(deadline))
+        if cluster.controller_id >= 0 and cluster.controller_id in cluster.brokers:
+            return cluster.controller_id
+        return self.client.least_loaded_node()
+
+    def _call(
+        self,
+        node: Callable[[float], int] | int | None,
+        build: Callable[[int], Any],
+        api_key: int,
+        timeout_ms: float | None,
+        handle: Callable[[Any], Any],
+        what: str,
+        max_version: int | None = None,
+        min_version: int | None = None,
+    ) -> Any:
+        """Send build(version) to a node and return handle(response), retrying within the timeout."""
+        timeout = self._timeout(timeout_ms)
+        deadline = self._time.milliseconds() + timeout
+
+        def attempt() -> Any:
+            if callable(node):
+                target = node(deadline)
+            elif node is None:
+                target = self.client.least_loaded_node()
+            else:
+                target = node
+            resp = self.client.request(
+                target, build, self._remaining(deadline), api_key=api_key,
+                max_version=max_version, min_version=min_version,
+            )
+            try:
+                return handle(resp)
+            except NotControllerError:
+                self.client.metadata.request_update()
+                self.client.update_metadata([], self._remaining(deadline))
+                raise
+
+        return self.client.with_retries(attempt, timeout, what)
+
+    def _metadata(self, topics: list[str] | None, deadline: float) -> Cluster:
+        resp = self.client.fetch_metadata(topics, self._remaining(deadline))
+        cluster = Cluster.from_response(resp)
+        self.client.metadata.update(resp, topics if topics is not None else None)
+        return cluster
+
+    @staticmethod
+    def _raise_first(results: Iterable[Any], raise_errors: bool) -> None:
+        if raise_errors:
+            for r in results:
+                if r.error is not None:
+                    raise r.error
+
+    # ------------------------------------------------------------------------------------------
+    # topics
+
+    def create_topics(
+        self,
+        new_topics: list[NewTopic],
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+    ) -> dict[str, CreateTopicResult]:
+        timeout = self._timeout(timeout_ms)
+
+        def build(version: int) -> Any:
+            R = M.CreateTopicsRequest
+            return R(
+                topics=[
+                    R.CreatableTopic(
+                        name=t.name,
+                        num_partitions=-1 if t.replica_assignment else t.num_partitions,
+                        replication_factor=-1 if t.replica_assignment else t.replication_factor,
+                        assignments=[
+                            R.CreatableReplicaAssignment(partition_index=p, broker_ids=list(b))
+                            for p, b in sorted((t.replica_assignment or {}).items())
+                        ],
+                        configs=[R.CreatableTopicConfig(name=k, value=v) for k, v in t.configs.items()],
+                    )
+                    for t in new_topics
+                ],
+                timeout_ms=int(timeout),
+                validate_only=validate_only,
+            )
+
+        def handle(resp: Any) -> dict[str, CreateTopicResult]:
+            out: dict[str, CreateTopicResult] = {}
+            for t in resp.topics:
+                if t.error_code == ErrorCode.NOT_CONTROLLER:
+                    raise NotControllerError()
+                configs = [
+                    ConfigEntry(c.name, c.value, ConfigSource(c.config_source) if c.config_source in
+                                ConfigSource._value2member_map_ else ConfigSource.UNKNOWN, c.is_sensitive,
+                                c.read_only)
+                    for c in (getattr(t, "configs", None) or [])
+                ]
+                tid = getattr(t, "topic_id", None)
+                out[t.name] = CreateTopicResult(
+                    t.name, None if tid in (None, ZERO_UUID) else tid, getattr(t, "num_partitions", -1),
+                    getattr(t, "replication_factor", -1), configs, _err(t.error_code, t.error_message),
+                )
+            return out
+
+        result = self._call(self._controller, build, 19, timeout, handle, "createTopics")
+        self._raise_first(result.values(), raise_errors)
+        return result
+
+    def delete_topics(
+        self,
+        topics: list[str],
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+        topic_ids: list[Any] | None = None,
+    ) -> dict[str, DeleteTopicResult]:
+        """Delete topics by name (or by id with topic_ids, DeleteTopics v6+). Keyed by name (or str(id))."""
+        timeout = self._timeout(timeout_ms)
+
+        def build(version: int) -> Any:
+            R = M.DeleteTopicsRequest
+            if version >= 6:
+                states = [R.DeleteTopicState(name=n, topic_id=ZERO_UUID) for n in topics]
+                states += [R.DeleteTopicState(name=None, topic_id=i) for i in (topic_ids or [])]
+                return R(topics=states, timeout_ms=int(timeout))
+            if topic_ids:
+                raise UnsupportedVersionError("deleting topics by id needs DeleteTopics v6")
+            return R(topic_names=list(topics), timeout_ms=int(timeout))
+
+        def handle(resp: Any) -> dict[str, DeleteTopicResult]:
+            out: dict[str, DeleteTopicResult] = {}
+            for r in resp.responses:
+                if r.error_code == ErrorCode.NOT_CONTROLLER:
+                    raise NotControllerError()
+                tid = getattr(r, "topic_id", None)
+                key = r.name if r.name is not None else str(tid)
+                out[key] = DeleteTopicResult(
+                    r.name, None if tid in (None, ZERO_UUID) else tid,
+                    _err(r.error_code, getattr(r, "error_message", None)),
+                )
+            return out
+
+        result = self._call(self._controller, build, 20, timeout, handle, "deleteTopics")
+        self._raise_first(result.values(), raise_errors)
+        return result
+
+    def list_topics(self, include_internal: bool = False, timeout_ms: float | None = None) -> dict[str, TopicListing]:
+        deadline = self._time.milliseconds() + self._timeout(timeout_ms)
+        cluster = self._metadata(None, deadline)
+        return {
+            name: TopicListing(name, t.topic_id, t.is_internal)
+            for name, t in sorted(cluster.topics.items())
+            if include_internal or not t.is_internal
+        }
+
+    def describe_topics(
+        self, topics: list[str] | None = None, timeout_ms: float | None = None, raise_errors: bool = True
+    ) -> dict[str, TopicDescription]:
+        """Describe topics via Metadata (None = every topic)."""
+        deadline = self._time.milliseconds() + self._timeout(timeout_ms)
+        cluster = self._metadata(None if topics is None else list(topics), deadline)
+        out: dict[str, TopicDescription] = {}
+        for name in topics if topics is not None else sorted(cluster.topics):
+            t = cluster.topic(name)
+            if t is None:
+                err = error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist")
+                out[name] = TopicDescription(name, False, [], ZERO_UUID, err)
+                continue
+            err = _err(t.error_code, f"topic {name}") if t.error_code else None
+            if t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                err = error_from_code(t.error_code, "This server does not host this topic-partition.")
+            parts = []
+            for p in cluster.partitions_for_topic(name):
+                def node(i: int) -> Node:
+                    return cluster.node(i) or Node(i, "", -1, None)
+
+                parts.append(TopicPartitionInfo(
+                    p.partition, cluster.node(p.leader) if p.leader >= 0 else None,
+                    [node(i) for i in p.replicas], [node(i) for i in p.isr], list(p.offline_replicas),
+                    p.leader_epoch, list(p.replicas), list(p.isr), p.leader,
+                ))
+            out[name] = TopicDescription(name, t.is_internal, parts, t.topic_id, err)
+        self._raise_first(out.values(), raise_errors)
+        return out
+
+    def create_partitions(
+        self,
+        new_partitions: Mapping[str, NewPartitions | int],
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+    ) -> dict[str, KafkaError | None]:
+        timeout = self._timeout(timeout_ms)
+        items = {k: (v if isinstance(v, NewPartitions) else NewPartitions(int(v))) for k, v in new_partitions.items()}
+
+        def build(version: int) -> Any:
+            R = M.CreatePartitionsRequest
+            return R(
+                topics=[
+                    R.CreatePartitionsTopic(
+                        name=name, count=np.total_count,
+                        assignments=None if np.new_assignments is None else [
+                            R.CreatePartitionsAssignment(broker_ids=list(a)) for a in np.new_assignments
+                        ],
+                    )
+                    for name, np in items.items()
+                ],
+                timeout_ms=int(timeout),
+                validate_only=validate_only,
+            )
+
+        def handle(resp: Any) -> dict[str, KafkaError | None]:
+            out = {}
+            for r in resp.results:
+                if r.error_code == ErrorCode.NOT_CONTROLLER:
+                    raise NotControllerError()
+                out[r.name] = _err(r.error_code, r.error_message)
+            return out
+
+        result = self._call(self._controller, build, 37, timeout, handle, "createPartitions")
+        if raise_errors:
+            for e in result.values():
+                if e is not None:
+                    raise e
+        return result
+
+    # ------------------------------------------------------------------------------------------
+    # configs
+
+    @staticmethod
+    def _config_node(resource: ConfigResource) -> int | None:
+        if resource.type in (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER) and resource.name:
+            return int(resource.name)
+        return None
+
+    def _group_by_node(self, resources: Iterable[ConfigResource]) -> dict[int | None, list[ConfigResource]]:
+        groups: dict[int | None, list[ConfigResource]] = {}
+        for r in resources:
+            groups.setdefault(self._config_node(r), []).append(r)
+        return groups
+
+    def describe_configs(
+        self,
+        resources: list[ConfigResource],
+        include_synonyms: bool = False,
+        include_documentation: bool = False,
+        config_names: list[str] | None = None,
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+    ) -> dict[ConfigResource, Config]:
+        out: dict[ConfigResource, Config] = {}
+        for node, group in self._group_by_node(resources).items():
+            def build(version: int, group: list[ConfigResource] = group) -> Any:
+                R = M.DescribeConfigsRequest
+                return R(
+                    resources=[
+                        R.DescribeConfigsResource(
+                            resource_type=int(r.type), resource_name=r.name,
+                            configuration_keys=None if config_names is None else list(config_names),
+                        )
+                        for r in group
+                    ],
+                    include_synonyms=include_synonyms,
+                    include_documentation=include_documentation,
+                )
+
+            out.update(self._call(node, build, 32, timeout_ms, self._handle_describe_configs, "describeConfigs"))
+        self._raise_first(out.values(), raise_errors)
+        return out
+
+    @staticmethod
+    def _handle_describe_configs(resp: Any) -> dict[ConfigResource, Config]:
+        out: dict[ConfigResource, Config] = {}
+        for r in resp.results:
+            res = ConfigResource(ConfigResourceType(r.resource_type), r.resource_name)
+            entries: dict[str, ConfigEntry] = {}
+            for c in r.configs:
+                source = c.config_source
+                if source in (None, -1) or source not in ConfigSource._value2member_map_:
+                    source = ConfigSource.DEFAULT_CONFIG if getattr(c, "is_default", False) else ConfigSource.UNKNOWN
+                synonyms = [
+                    ConfigSynonym(s.name, s.value, ConfigSource(s.source) if s.source in
+                                  ConfigSource._value2member_map_ else ConfigSource.UNKNOWN)
+                    for s in (getattr(c, "synonyms", None) or [])
+                ]
+                ctype = getattr(c, "config_type", 0)
+                entries[c.name] = ConfigEntry(
+                    c.name, c.value, ConfigSource(source), c.is_sensitive, c.read_only, synonyms,
+                    ConfigType(ctype) if ctype in ConfigType._value2member_map_ else ConfigType.UNKNOWN,
+                    getattr(c, "documentation", None),
+                )
+            out[res] = Config(res, entries, _err(r.error_code, r.error_message))
+        return out
+
+    def alter_configs(
+        self,
+        configs: Mapping[ConfigResource, Mapping[str, str]],
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+    ) -> dict[ConfigResource, KafkaError | None]:
+        """Legacy AlterConfigs: replaces the resource's whole set of dynamic configs."""
+        out: dict[ConfigResource, KafkaError | None] = {}
+        for node, group in self._group_by_node(configs).items():
+            def build(version: int, group: list[ConfigResource] = group) -> Any:
+                R = M.AlterConfigsRequest
+                return R(
+                    resources=[
+                        R.AlterConfigsResource(
+                            resource_type=int(r.type), resource_name=r.name,
+                            configs=[R.AlterableConfig(name=k, value=v) for k, v in configs[r].items()],
+                        )
+                        for r in group
+                    ],
+                    validate_only=validate_only,
+                )
+
+            out.update(self._call(node, build, 33, timeout_ms, self._handle_alter_configs, "alterConfigs"))
+        if raise_errors:
+            for e in out.values():
+                if e is not None:
+                    raise e
+        return out
+
+    @staticmethod
+    def _handle_alter_configs(resp: Any) -> dict[ConfigResource, KafkaError | None]:
+        return {
+            ConfigResource(ConfigResourceType(r.resource_type), r.resource_name): _err(r.error_code, r.error_message)
+            for r in resp.responses
+        }
+
+    def incremental_alter_configs(
+        self,
+        configs: Mapping[ConfigResource, Iterable[AlterConfigOp]],
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+    ) -> dict[ConfigResource, KafkaError | None]:
+        out: dict[ConfigResource, KafkaError | None] = {}
+        ops = {r: list(v) for r, v in configs.items()}
+        for node, group in self._group_by_node(ops).items():
+            def build(version: int, group: list[ConfigResource] = group) -> Any:
+                R = M.IncrementalAlterConfigsRequest
+                return R(
+                    resources=[
+                        R.AlterConfigsResource(
+                            resource_type=int(r.type), resource_name=r.name,
+                            configs=[
+                                R.AlterableConfig(name=o.name, config_operation=int(o.op), value=o.value)
+                                for o in ops[r]
+                            ],
+                        )
+                        for r in group
+                    ],
+                    validate_only=validate_only,
+                )
+
+            out.update(self._call(node, build, 44, timeout_ms, self._handle_alter_configs, "incrementalAlterConfigs"))
+        if raise_errors:
+            for e in out.values():
+                if e is not None:
+                    raise e
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # cluster
+
+    def describe_cluster(self, timeout_ms: float | None = None) -> ClusterDescription:
+        """DescribeCluster where the broker supports it, otherwise Metadata."""
+        timeout = self._timeout(timeout_ms)
+        deadline = self._time.milliseconds() + timeout
+        node = self.client.least_loaded_node()
+        try:
+            versions = self.client.api_versions(node, self._remaining(deadline))
+        except KafkaError:
+            versions = {}
+        if 60 in versions:
+            def build(version: int) -> Any:
+                return M.DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=1)
+
+            def handle(resp: Any) -> ClusterDescription:
+                if resp.error_code:
+                    raise error_from_code(resp.error_code, resp.error_message)
+                nodes = [Node(b.broker_id, b.host, b.port, b.rack) for b in resp.brokers]
+                controller = next((n for n in nodes if n.node_id == resp.controller_id), None)
+                return ClusterDescription(resp.cluster_id, controller, nodes)
+
+            return self._call(None, build, 60, timeout, handle, "describeCluster")
+        cluster = self._metadata([], deadline)
+        nodes = sorted(cluster.brokers.values(), key=lambda n: n.node_id)
+        return ClusterDescription(cluster.cluster_id, cluster.controller(), nodes)
+
+    def broker_api_versions(self, timeout_ms: float | None = None) -> dict[Node, NodeApiVersions]:
+        """Every broker's ApiVersions (what broker-api-versions prints)."""
+        deadline = self._time.milliseconds() + self._timeout(timeout_ms)
+        cluster = self._metadata([], deadline)
+        ours = {k: our_version_range(k) for k in M.REQUEST_CLASSES}
+        out: dict[Node, NodeApiVersions] = {}
+        for node in sorted(cluster.brokers.values(), key=lambda n: n.node_id):
+            versions = self.client.with_retries(
+                lambda node=node: self.client.api_versions(node.node_id, self._remaining(deadline)),
+                self._remaining(deadline), "apiVersions",
+            )
+            out[node] = NodeApiVersions(node, versions, ours)
+        return out
+
+    def api_versions(self, node_id: int | None = None, timeout_ms: float | None = None) -> dict[int, tuple[int, int]]:
+        node = self.client.least_loaded_node() if node_id is None else node_id
+        return self.client.api_versions(node, self._timeout(timeout_ms))
+
+    # ------------------------------------------------------------------------------------------
+    # offsets and records
+
+    def list_offsets(
+        self,
+        specs: Mapping[TopicPartition, int | str],
+        isolation_level: str = "read_uncommitted",
+        timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, ListOffsetsResultInfo | None]:
+        """Offsets per partition for earliest (-2) / latest (-1) / max-timestamp (-3) / a timestamp."""
+        timestamps = {TopicPartition(*tp): T.OffsetSpec.parse(s) for tp, s in specs.items()}
+        found = _list_offsets(self.client, timestamps, self._timeout(timeout_ms),
+                              1 if isolation_level == "read_committed" else 0)
+        return {
+            tp: (None if o is None else ListOffsetsResultInfo(o.offset, o.timestamp, o.leader_epoch))
+            for tp, o in found.items()
+        }
+
+    def _leaders(self, tps: Iterable[TopicPartition], deadline: float) -> dict[int, list[TopicPartition]]:
+        tps = list(tps)
+        cluster = self._metadata(sorted({tp.topic for tp in tps}), deadline)
+        by_node: dict[int, list[TopicPartition]] = {}
+        for tp in tps:
+            t = cluster.topic(tp.topic)
+            if t is None or t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION or tp.partition not in t.partitions:
+                raise error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                      f"This server does not host this topic-partition: {tp}")
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                raise error_from_code(ErrorCode.LEADER_NOT_AVAILABLE, f"No leader for {tp}")
+            by_node.setdefault(leader, []).append(tp)
+        return by_node
+
+    def delete_records(
+        self, offsets: Mapping[TopicPartition, int], timeout_ms: float | None = None, raise_errors: bool = True
+    ) -> dict[TopicPartition, int | KafkaError]:
+        """Delete records before each offset (-1 = high watermark); returns the new low watermarks."""
+        timeout = self._timeout(timeout_ms)
+        deadline = self._time.milliseconds() + timeout
+        out: dict[TopicPartition, int | KafkaError] = {}
+        pending = {TopicPartition(*tp): o for tp, o in offsets.items()}
+
+        def attempt() -> None:
+            for node, tps in self._leaders(list(pending), deadline).items():
+                def build(version: int, tps: list[TopicPartition] = tps) -> Any:
+                    R = M.DeleteRecordsRequest
+                    topics: dict[str, list] = {}
+                    for tp in tps:
+                        topics.setdefault(tp.topic, []).append(
+                            R.DeleteRecordsPartition(partition_index=tp.partition, offset=pending[tp]))
+                    return R(topics=[R.DeleteRecordsTopic(name=t, partitions=p) for t, p in topics.items()],
+                             timeout_ms=int(timeout))
+
+                resp = self.client.request(node, build, self._remaining(deadline), api_key=21)
+                retriable: KafkaError | None = None
+                for t in resp.topics:
+                    for p in t.partitions:
+                        tp = TopicPartition(t.name, p.partition_index)
+                        err = _err(p.error_code, f"partition {tp}")
+                        if err is not None and err.retriable:
+                            retriable = err
+                            continue
+                        out[tp] = err if err is not None else p.low_watermark
+                        pending.pop(tp, None)
+                if retriable is not None:
+                    self.client.metadata.request_update()
+                    raise retriable
+
+        self.client.with_retries(attempt, timeout, "deleteRecords")
+        if raise_errors:
+            for v in out.values():
+                if isinstance(v, KafkaError):
+                    raise v
+        return out
+
+    def describe_log_dirs(
+        self, brokers: Iterable[int] | None = None, topics: Mapping[str, list[int]] | None = None,
+        timeout_ms: float | None = None,
+    ) -> dict[int, dict[str, LogDirDescription]]:
+        """Log dirs of each broker (all brokers by default), with replica sizes and lags."""
+        timeout = self._timeout(timeout_ms)
+        deadline = self._time.milliseconds() + timeout
+        if brokers is None:
+            brokers = sorted(self._metadata([], deadline).brokers)
+        out: dict[int, dict[str, LogDirDescription]] = {}
+        for broker in brokers:
+            def build(version: int) -> Any:
+                R = M.DescribeLogDirsRequest
+                return R(topics=None if topics is None else [
+                    R.DescribableLogDirTopic(topic=t, partitions=list(p)) for t, p in topics.items()
+                ])
+
+            def handle(resp: Any) -> dict[str, LogDirDescription]:
+                if getattr(resp, "error_code", 0):
+                    raise error_from_code(resp.error_code)
+                dirs: dict[str, LogDirDescription] = {}
+                for r in resp.results:
+                    d = LogDirDescription(r.log_dir, _err(r.error_code),
+                                          total_bytes=None if getattr(r, "total_bytes", -1) < 0 else r.total_bytes,
+                                          usable_bytes=None if getattr(r, "usable_bytes", -1) < 0 else r.usable_bytes)
+                    for t in r.topics:
+                        for p in t.partitions:
+                            d.replicas[TopicPartition(t.name, p.partition_index)] = ReplicaInfo(
+                                p.partition_size, p.offset_lag, p.is_future_key)
+                    dirs[r.log_dir] = d
+                return dirs
+
+            out[broker] = self._call(broker, build, 35, self._remaining(deadline), handle, "describeLogDirs")
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # leaders and reassignments
+
+    def elect_leaders(
+        self,
+        election_type: ElectionType = ElectionType.PREFERRED,
+        partitions: Iterable[TopicPartition] | None = None,
+        timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Elect leaders (None = all partitions); per-partition errors are returned, not raised."""
+        timeout = self._timeout(timeout_ms)
+        tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
+
+        def build(version: int) -> Any:
+            R = M.ElectLeadersRequest
+            if tps is None:
+                parts = None
+            else:
+                by_topic: dict[str, list[int]] = {}
+                for tp in tps:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+                parts = [R.TopicPartitions(topic=t, partitions=p) for t, p in by_topic.items()]
+            if version == 0 and election_type != ElectionType.PREFERRED:
+                raise UnsupportedVersionError("unclean election needs ElectLeaders v1")
+            return R(election_type=int(election_type), topic_partitions=parts, timeout_ms=int(timeout))
+
+        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+            code = getattr(resp, "error_code", 0)
+            if code == ErrorCode.NOT_CONTROLLER:
+                raise NotControllerError()
+            if code:
+                raise error_from_code(code)
+            return {
+                TopicPartition(r.topic, p.partition_id): _err(p.error_code, p.error_message)
+                for r in resp.replica_election_results for p in r.partition_result
+            }
+
+        return self._call(self._controller, build, 43, timeout, handle, "electLeaders")
+
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, list[int] | None], timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Start (replicas list) or cancel (None) reassignments; per-partition errors are returned."""
+        timeout = self._timeout(timeout_ms)
+
+        def build(version: int) -> Any:
+            R = M.AlterPartitionReassignmentsRequest
+            by_topic: dict[str, list] = {}
+            for tp, replicas in reassignments.items():
+                by_topic.setdefault(tp[0], []).append(R.ReassignablePartition(
+                    partition_index=tp[1], replicas=None if replicas is None else list(replicas)))
+            return R(timeout_ms=int(timeout),
+                     topics=[R.ReassignableTopic(name=t, partitions=p) for t, p in by_topic.items()])
+
+        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+            if resp.error_code == ErrorCode.NOT_CONTROLLER:
+                raise NotControllerError()
+            if resp.error_code:
+                raise error_from_code(resp.error_code, resp.error_message)
+            return {
+                TopicPartition(t.name, p.partition_index): _err(p.error_code, p.error_message)
+                for t in resp.responses for p in t.partitions
+            }
+
+        return self._call(self._controller, build, 45, timeout, handle, "alterPartitionReassignments")
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None, timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        timeout = self._timeout(timeout_ms)
+        tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
+
+        def build(version: int) -> Any:
+            R = M.ListPartitionReassignmentsRequest
+            if tps is None:
+                return R(timeout_ms=int(timeout), topics=None)
+            by_topic: dict[str, list[int]] = {}
+            for tp in tps:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            return R(timeout_ms=int(timeout), topics=[
+                R.ListPartitionReassignmentsTopics(name=t, partition_indexes=p) for t, p in by_topic.items()])
+
+        def handle(resp: Any) -> dict[TopicPartition, PartitionReassignment]:
+            if resp.error_code == ErrorCode.NOT_CONTROLLER:
+                raise NotControllerError()
+            if resp.error_code:
+                raise error_from_code(resp.error_code, resp.error_message)
+            return {
+                TopicPartition(t.name, p.partition_index): PartitionReassignment(
+                    list(p.replicas), list(p.adding_replicas), list(p.removing_replicas))
+                for t in resp.topics for p in t.partitions
+            }
+
+        return self._call(self._controller, build, 46, timeout, handle, "listPartitionReassignments")
+
+    # ------------------------------------------------------------------------------------------
+
+    def close(self, timeout_ms: float | None = None) -> None:
+        self.client.close()
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+KafkaAdminClient = AdminClient
