@@ -1,0 +1,105 @@
+"""Fetch (api key 1), v0-17: reads through the ReplicaManager and answers with records as FileRegions.
+
+The records of every partition go out with os.sendfile straight from the segment file: they are
+never read into Python here. v13+ name topics by id (unknown id -> UNKNOWN_TOPIC_ID per partition).
+Fetch sessions (KIP-227): this broker keeps none (as Kafka with max.incremental.fetch.session.cache.slots=0):
+a full request (session epoch 0 or -1) is answered in full with session id 0, which clients treat as
+"sessionless"; an incremental request (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND, so the client
+starts over with a full one. v0-2 have a hard max-bytes limit (no oversized first batch); later
+versions return at least one batch. max_bytes is capped by fetch.max.bytes; min_bytes by max_bytes.
+Thread-safety: stateless; the response is sent from whichever thread completes the fetch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.common.errors import ErrorCode
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.messages import FetchRequest, FetchResponse
+from kafkapy.protocol.types import ZERO_UUID
+from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.replica_manager import FetchParams, FetchPartitionData, FetchPartitionInfo
+
+Resp = FetchResponse
+_INITIAL_EPOCH = 0
+_FINAL_EPOCH = -1
+
+
+def _partition_data(index: int, d: FetchPartitionData) -> Any:
+    pd = Resp.PartitionData(
+        partition_index=index, error_code=d.error, high_watermark=d.high_watermark,
+        last_stable_offset=d.last_stable_offset, log_start_offset=d.log_start_offset,
+        aborted_transactions=None,
+        preferred_read_replica=d.preferred_read_replica, records=d.records if d.records is not None else b"")
+    if d.diverging_epoch is not None:
+        pd.diverging_epoch = Resp.EpochEndOffset(epoch=d.diverging_epoch[0], end_offset=d.diverging_epoch[1])
+    if d.current_leader is not None:
+        pd.current_leader = Resp.LeaderIdAndEpoch(leader_id=d.current_leader[0], leader_epoch=d.current_leader[1])
+    return pd
+
+
+def fetch_error_response(request: FetchRequest, version: int, code: int) -> FetchResponse:
+    """Whole-request error: Kafka's FetchResponse.of(error) - top-level error, no partitions (v7+);
+    older versions carry the error on every partition."""
+    if version >= 7:
+        return FetchResponse(throttle_time_ms=0, error_code=code, session_id=0, responses=[])
+    topics = [Resp.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+        Resp.PartitionData(partition_index=p.partition, error_code=code, high_watermark=-1, records=b"")
+        for p in t.partitions]) for t in request.topics]
+    return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+
+
+@api(ApiKey.FETCH, 0, 17, error_response=fetch_error_response)
+def handle_fetch(ctx: Any, request: FetchRequest) -> Any:
+    services = ctx.server
+    version = ctx.api_version
+    if version >= 7 and request.session_epoch not in (_INITIAL_EPOCH, _FINAL_EPOCH):
+        return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0,
+                             responses=[])
+    use_ids = version >= 13
+    names_by_id = services.metadata_cache.snapshot().topic_names if use_ids else None
+    # (topic name or None, topic id, [(partition, info or error)]) in request order.
+    layout: list[tuple[str | None, Any, list[tuple[int, TopicPartition | None]]]] = []
+    partitions: dict[TopicPartition, FetchPartitionInfo] = {}
+    for t in request.topics:
+        if use_ids:
+            name = names_by_id.get(t.topic_id)  # type: ignore[union-attr]
+        else:
+            name = t.topic
+        entries = []
+        for p in t.partitions:
+            if name is None:
+                entries.append((p.partition, None))
+                continue
+            tp = TopicPartition(name, p.partition)
+            partitions[tp] = FetchPartitionInfo(p.fetch_offset, p.partition_max_bytes, p.log_start_offset,
+                                                p.current_leader_epoch, p.last_fetched_epoch)
+            entries.append((p.partition, tp))
+        layout.append((name, t.topic_id, entries))
+
+    if version >= 15:
+        state = request.replica_state
+        replica_id = state.replica_id if state is not None else -1
+        replica_epoch = state.replica_epoch if state is not None else -1
+    else:
+        replica_id, replica_epoch = request.replica_id, -1
+    max_bytes = min(request.max_bytes, services.config.get_int("fetch.max.bytes"))
+    params = FetchParams(
+        replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=min(request.min_bytes, max_bytes),
+        max_bytes=max_bytes, isolation_level=request.isolation_level, partitions=partitions,
+        hard_max_bytes_limit=version <= 2, replica_epoch=replica_epoch)
+
+    unknown_id = FetchPartitionData(ErrorCode.UNKNOWN_TOPIC_ID)
+
+    def respond(results: dict[TopicPartition, FetchPartitionData]) -> None:
+        topics = []
+        for name, topic_id, entries in layout:
+            parts = [_partition_data(index, results[tp] if tp is not None else unknown_id) for index, tp in entries]
+            topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
+                                                      partitions=parts))
+        ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics))
+
+    services.replica_manager.fetch_messages(params, respond)
+    return DEFERRED

@@ -1,0 +1,83 @@
+"""Produce (api key 0), v0-12: hands each partition's records to the ReplicaManager and answers per partition.
+
+Versions: v3+ must carry exactly one magic-2 batch per partition (checked by the ReplicaManager before
+the CRC, as Kafka's ProduceRequest.validateRecords). v0-2 are decoded and served too, but the log
+stores magic 2 only, so their usual magic 0/1 payloads are refused with INVALID_RECORD per partition
+exactly as Kafka 4 answers them; v0 is advertised because librdkafka derives its compression feature
+flags from the Produce range starting at 0 (KAFKA-18659). acks must be -1, 0 or 1 (else
+INVALID_REQUIRED_ACKS); acks=0 sends no response, but closes the connection if a partition failed, as
+Kafka does, so the producer refreshes its metadata. The records stay a zero-copy memoryview of the
+request frame until the log copies them once to assign offsets.
+Thread-safety: stateless; the response is sent from whichever thread completes the append.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.common.errors import ErrorCode
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.messages import ProduceRequest, ProduceResponse
+from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.replica_manager import PartitionResponse
+
+Resp = ProduceResponse
+
+
+def build_produce_response(request: ProduceRequest, results: dict[TopicPartition, PartitionResponse]) -> ProduceResponse:
+    topics = []
+    seen: set[TopicPartition] = set()
+    for t in request.topic_data:
+        parts = []
+        for p in t.partition_data:
+            tp = TopicPartition(t.name, p.index)
+            if tp in seen:
+                continue
+            seen.add(tp)
+            r = results.get(tp)
+            if r is None:
+                r = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
+            parts.append(Resp.PartitionProduceResponse(
+                index=p.index, error_code=r.error, base_offset=r.base_offset, log_append_time_ms=r.log_append_time,
+                log_start_offset=r.log_start_offset, error_message=r.error_message,
+                record_errors=[Resp.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=m)
+                               for i, m in r.record_errors]))
+        topics.append(Resp.TopicProduceResponse(name=t.name, partition_responses=parts))
+    return ProduceResponse(responses=topics, throttle_time_ms=0)
+
+
+def produce_error_response(request: ProduceRequest, version: int, code: int) -> ProduceResponse:
+    results = {TopicPartition(t.name, p.index): PartitionResponse(code)
+               for t in request.topic_data for p in t.partition_data}
+    return build_produce_response(request, results)
+
+
+@api(ApiKey.PRODUCE, 0, 12, error_response=produce_error_response)
+def handle_produce(ctx: Any, request: ProduceRequest) -> Any:
+    services = ctx.server
+    acks = request.acks
+    if acks not in (-1, 0, 1):
+        if acks == 0:
+            ctx.close()
+            return DEFERRED
+        return produce_error_response(request, ctx.api_version, ErrorCode.INVALID_REQUIRED_ACKS)
+    entries: dict[TopicPartition, Any] = {}
+    for t in request.topic_data:
+        name = t.name
+        for p in t.partition_data:
+            entries[TopicPartition(name, p.index)] = p.records
+
+    def respond(results: dict[TopicPartition, PartitionResponse]) -> None:
+        if acks == 0:
+            if any(r.error for r in results.values()):
+                ctx.close()
+            else:
+                ctx.no_response()
+            return
+        ctx.respond(build_produce_response(request, results))
+
+    services.replica_manager.append_records(
+        request.timeout_ms, acks, entries, respond, produce_version=ctx.api_version,
+        transactional_id=request.transactional_id)
+    return DEFERRED

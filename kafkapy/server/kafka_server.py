@@ -1,0 +1,267 @@
+"""KafkaServer: wires one broker together and runs its lifecycle (Kafka's KafkaServer, embedded mode).
+
+startup(): LogManager over log.dirs (recovery after an unclean stop), the metadata store (embedded
+LocalMetadataStore in the first log dir when zookeeper.connect is unset), MetadataCache,
+ReplicaManager (+ produce/fetch purgatories), SocketServer bound first so that port 0 resolves, the
+broker registration with its advertised listeners, the embedded Controller (this broker is its own
+controller: its LeaderAndIsr decisions reach the ReplicaManager through callbacks), then KafkaApis and
+the request handler pool (requests that arrived meanwhile waited in the RequestChannel), and the
+KafkaScheduler thread: log retention, dirty-log flushing, recovery-point / log-start-offset and HW
+checkpoints, ISR expiration.
+shutdown(): graceful and idempotent: stop the network (no new requests), drain the handler threads,
+stop the scheduler and the purgatories, write the HW checkpoint, stop the controller, then the
+LogManager flushes every log and writes its checkpoints and the clean-shutdown marker.
+Thread-safety: startup/shutdown are serialised by a lock; await_shutdown may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from kafkapy.cluster.broker import Broker
+from kafkapy.cluster.broker import EndPoint as BrokerEndPoint
+from kafkapy.cluster.metadata_cache import MetadataCache
+from kafkapy.common.time import SYSTEM, Time
+from kafkapy.controller.controller import Controller
+from kafkapy.controller.controller_events import AlterPartitionItem
+from kafkapy.controller.local_store import LocalMetadataStore
+from kafkapy.server.broker_services import BrokerServices
+from kafkapy.server.kafka_apis import KafkaApis
+from kafkapy.server.kafka_config import ConfigError, KafkaConfig
+from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
+from kafkapy.server.network.request_channel import RequestChannel
+from kafkapy.server.network.socket_server import SocketServer
+from kafkapy.server.replica_manager import ReplicaManager
+from kafkapy.storage.log_manager import LogManager
+
+log = logging.getLogger("kafka.server.KafkaServer")
+
+CONTROLLER_STARTUP_TIMEOUT_S = 60.0
+INITIAL_TASK_DELAY_MS = 30_000  # Kafka's LogManager.InitialTaskDelayMs
+FLUSH_CHECK_CAP_MS = 1_000  # rolled segments are flushed by the flusher task within this bound
+
+
+class KafkaScheduler:
+    """Kafka's KafkaScheduler: periodic background tasks on one daemon thread, driven by `Time`.
+    A task that raises is logged and keeps its schedule."""
+
+    def __init__(self, time: Time = SYSTEM, thread_name_prefix: str = "kafka-scheduler-") -> None:
+        self._time = time
+        self._cond = threading.Condition()
+        self._tasks: list[tuple[int, int, str, int, Callable[[], Any]]] = []
+        self._seq = itertools.count()
+        self._running = False
+        self._thread = threading.Thread(target=self._run, name=f"{thread_name_prefix}0", daemon=True)
+
+    def startup(self) -> None:
+        with self._cond:
+            self._running = True
+        self._thread.start()
+
+    def schedule(self, name: str, fn: Callable[[], Any], delay_ms: int, period_ms: int) -> None:
+        with self._cond:
+            heapq.heappush(self._tasks, (self._time.milliseconds() + delay_ms, next(self._seq), name,
+                                         max(1, period_ms), fn))
+            self._cond.notify()
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        with self._cond:
+            was_running = self._running
+            self._running = False
+            self._cond.notify_all()
+        if was_running and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._running:
+                    return
+                if not self._tasks:
+                    self._cond.wait(1.0)
+                    continue
+                due, seq, name, period, fn = self._tasks[0]
+                now = self._time.milliseconds()
+                if due > now:
+                    self._cond.wait(min(due - now, 1000) / 1000.0)
+                    continue
+                heapq.heapreplace(self._tasks, (now + period, seq, name, period, fn))
+            try:
+                fn()
+            except Exception:
+                log.exception("Uncaught exception in scheduled task '%s'", name)
+
+
+class KafkaServer:
+    def __init__(self, config: KafkaConfig, time: Time = SYSTEM) -> None:
+        self.config = config
+        self.time = time
+        self.broker_id = config.broker_id
+        self._lifecycle = threading.Lock()
+        self._started = False
+        self._shutting_down = False
+        self._shutdown_done = threading.Event()
+        self.log_manager: LogManager | None = None
+        self.store: Any = None
+        self.metadata_cache: MetadataCache | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.controller: Controller | None = None
+        self.request_channel: RequestChannel | None = None
+        self.socket_server: SocketServer | None = None
+        self.apis: KafkaApis | None = None
+        self.request_handler_pool: KafkaRequestHandlerPool | None = None
+        self.scheduler: KafkaScheduler | None = None
+        self.services: BrokerServices | None = None
+        self.broker_epoch = -1
+
+    @property
+    def ident(self) -> str:
+        return f"[KafkaServer id={self.broker_id}]"
+
+    # -- startup --------------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        with self._lifecycle:
+            if self._started or self._shutting_down:
+                return
+            try:
+                self._startup()
+            except BaseException:
+                log.error("%s Fatal error during startup; shutting down what was started", self.ident)
+                self._shutdown_components()
+                self._shutdown_done.set()
+                raise
+            self._started = True
+
+    def _startup(self) -> None:
+        config, time = self.config, self.time
+        if config.uses_zookeeper:
+            raise ConfigError("zookeeper.connect: cluster mode is not supported by this broker yet")
+        log_dirs = config.log_dirs
+        self.store = LocalMetadataStore(log_dirs[0])
+        self.log_manager = LogManager(log_dirs, config.originals, time, topic_configs=self.store.get_topic_config)
+        self.log_manager.startup()
+        log.info("Loaded %d logs from %s", len(self.log_manager.all_logs()), ", ".join(self.log_manager.log_dirs))
+
+        self.metadata_cache = MetadataCache(self.broker_id)
+        self.replica_manager = ReplicaManager(config, time, self.log_manager, self.metadata_cache, self.broker_id,
+                                              alter_partition=self._send_alter_partition)
+        self.replica_manager.startup()
+
+        # Bind before registering so an ephemeral port (0) is advertised as the one really bound; requests
+        # wait in the channel until the handler pool starts below.
+        self.request_channel = RequestChannel(config.get_int("queued.max.requests"))
+        self.socket_server = SocketServer(config, self.request_channel, time)
+        self.socket_server.startup()
+        endpoints = tuple(BrokerEndPoint(ep.listener_name, ep.host, ep.port, ep.security_protocol)
+                          for ep in self.socket_server.advertised_endpoints())
+        broker = Broker(self.broker_id, endpoints, config.get_string("broker.rack"))
+        self.broker_epoch = self.store.register_broker(broker, time.milliseconds())
+        log.info("Registered broker %d at path /brokers/ids/%d with addresses: %s, czxid (broker epoch): %d",
+                 self.broker_id, self.broker_id, ",".join(ep.connection_string() for ep in endpoints),
+                 self.broker_epoch)
+
+        rm = self.replica_manager
+        self.controller = Controller(self.store, self.metadata_cache, self.broker_id, time, config,
+                                     on_leader_and_isr=rm.become_leader_or_follower,
+                                     on_stop_replica=rm.stop_replicas, on_config_change=rm.update_topic_config)
+        if not self.controller.startup().result(CONTROLLER_STARTUP_TIMEOUT_S):
+            raise RuntimeError(f"Broker {self.broker_id} could not become the controller of its embedded store")
+        cluster_id = self.metadata_cache.get_cluster_id()
+        if cluster_id:
+            self.log_manager.ensure_meta_properties(cluster_id, self.broker_id, kraft=False)
+
+        self.services = BrokerServices(
+            config=config, time=time, replica_manager=rm, metadata_cache=self.metadata_cache,
+            controller=self.controller, log_manager=self.log_manager, broker_id=self.broker_id,
+            advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
+            extras={"socket_server": self.socket_server, "broker_epoch": self.broker_epoch})
+        self.apis = KafkaApis(self.request_channel, self.services)
+        self.request_handler_pool = KafkaRequestHandlerPool(config.get_int("num.io.threads"), self.request_channel,
+                                                            self.apis, self.broker_id, time)
+        self._start_scheduler()
+        log.info("%s Kafka clusterId %s, listening on %s", self.ident, cluster_id,
+                 ", ".join(ep.connection_string() for ep in endpoints))
+
+    def _start_scheduler(self) -> None:
+        config, lm, rm = self.config, self.log_manager, self.replica_manager
+        assert lm is not None and rm is not None
+        scheduler = self.scheduler = KafkaScheduler(self.time)
+        retention_ms = config.get_int("log.retention.check.interval.ms")
+        scheduler.schedule("kafka-log-retention", lm.cleanup_logs, INITIAL_TASK_DELAY_MS, retention_ms)
+        flush_ms = min(config.get_int("log.flush.scheduler.interval.ms"), FLUSH_CHECK_CAP_MS)
+        scheduler.schedule("kafka-log-flusher", lm.flush_dirty_logs, flush_ms, flush_ms)
+        checkpoint_ms = config.get_int("log.flush.offset.checkpoint.interval.ms")
+        scheduler.schedule("kafka-recovery-point-checkpoint", lm.checkpoint_all, checkpoint_ms, checkpoint_ms)
+        hw_ms = config.get_int("replica.high.watermark.checkpoint.interval.ms")
+        scheduler.schedule("highwatermark-checkpoint", rm.checkpoint_high_watermarks, hw_ms, hw_ms)
+        isr_ms = max(1, config.get_int("replica.lag.time.max.ms") // 2)
+        scheduler.schedule("isr-expiration", rm.maybe_shrink_isr, isr_ms, isr_ms)
+        scheduler.startup()
+
+    def _send_alter_partition(self, tp: Any, leader_and_isr: Any) -> Any:
+        controller = self.controller
+        if controller is None:
+            from concurrent.futures import Future
+
+            f: Future[Any] = Future()
+            f.set_exception(RuntimeError("no controller"))
+            return f
+        return controller.alter_partition(self.broker_id, self.broker_epoch,
+                                          [AlterPartitionItem(tp, leader_and_isr)])
+
+    # -- facts ----------------------------------------------------------------------------------------
+
+    def bound_port(self, listener_name: str | None = None) -> int:
+        if self.socket_server is None:
+            raise RuntimeError("The server is not started")
+        return self.socket_server.bound_port(listener_name)
+
+    @property
+    def is_started(self) -> bool:
+        return self._started and not self._shutting_down
+
+    # -- shutdown -------------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        with self._lifecycle:
+            if self._shutting_down or self._shutdown_done.is_set():
+                return
+            self._shutting_down = True
+            try:
+                self._shutdown_components()
+            finally:
+                self._started = False
+                self._shutdown_done.set()
+
+    def _shutdown_components(self) -> None:
+        def step(what: str, fn: Callable[[], Any]) -> None:
+            try:
+                fn()
+            except Exception:
+                log.exception("%s Error while shutting down %s", self.ident, what)
+
+        if self.socket_server is not None:
+            step("the socket server", self.socket_server.shutdown)
+        if self.request_handler_pool is not None:
+            step("the request handlers", self.request_handler_pool.shutdown)
+        if self.request_channel is not None:
+            step("the request channel", self.request_channel.clear)
+        if self.scheduler is not None:
+            step("the scheduler", self.scheduler.shutdown)
+        if self.replica_manager is not None:
+            step("the replica manager", self.replica_manager.shutdown)
+        if self.controller is not None:
+            step("the controller", self.controller.shutdown)
+        if self.store is not None:
+            step("the metadata store", self.store.close)
+        if self.log_manager is not None:
+            step("the log manager", lambda: self.log_manager.shutdown(self.broker_epoch))  # type: ignore[union-attr]
+
+    def await_shutdown(self, timeout_s: float | None = None) -> bool:
+        return self._shutdown_done.wait(timeout_s)

@@ -1,0 +1,512 @@
+"""ReplicaManager: the partitions this broker hosts, and the produce / fetch / offset paths over them.
+
+Applies the controller's LeaderAndIsr decisions (creating Partitions over logs from the LogManager,
+making this broker leader or follower) and StopReplica (dropping, optionally deleting, partitions).
+Produce: per partition, Kafka's ProduceRequest.validateRecords structure check (v3+: exactly one
+magic-2 batch, zstd only from v7; no CRC here, the log checks it once) then one append as leader;
+acks=-1 waits in the produce purgatory (DelayedProduce) until the HW reaches the appended offset.
+Fetch: reads whole batches as FileRegions (never into Python) within partition_max_bytes and the
+response's max_bytes (only the first partition with data may exceed it, by one batch; v0-2 never);
+if fewer than min_bytes are ready the fetch waits in the fetch purgatory (DelayedFetch) until an
+append moves the HW (or the log end for followers) or max_wait_ms elapses. Also ListOffsets,
+OffsetForLeaderEpoch, DeleteRecords and the replication-offset-checkpoint (HW) file.
+Byte format: only the batch header fields named above (record/batch_header.py offsets).
+Thread-safety: the partition map is copied on write under a lock and read without it; every
+Partition serialises its own state; append_records / fetch_messages run on any handler thread and
+call back on the thread that completes them (the caller's, or a purgatory's).
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionState, StopReplicaPartitionState
+from kafkapy.cluster.partition import FetchIsolation, Partition
+from kafkapy.common.errors import (
+    ErrorCode,
+    InvalidRecordError,
+    InvalidTopicExceptionError,
+    KafkaError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    PolicyViolationError,
+    UnknownTopicOrPartitionError,
+    UnsupportedCompressionTypeError,
+)
+from kafkapy.common.file_region import FileRegion
+from kafkapy.common.time import SYSTEM, Time
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.record.errors import CorruptRecordError
+from kafkapy.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
+from kafkapy.server.delayed_produce import DelayedProduce, ProducePartitionStatus
+from kafkapy.server.purgatory import DelayedOperationPurgatory
+
+log = logging.getLogger("kafka.server.ReplicaManager")
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2
+READ_COMMITTED = 1
+_SIZE_AND_MAGIC = struct.Struct(">iib")  # batchLength, partitionLeaderEpoch, magic at byte 8
+_ATTRIBUTES = struct.Struct(">h")
+_ZSTD = 4
+# Errors whose message Kafka returns in the produce response (RecordValidationException's).
+_CUSTOM_MESSAGE_ERRORS = frozenset({ErrorCode.INVALID_RECORD, ErrorCode.INVALID_TIMESTAMP})
+
+
+@dataclass(slots=True)
+class PartitionResponse:
+    """One partition of a produce answer."""
+
+    error: int = 0
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    error_message: str | None = None
+    record_errors: list[tuple[int, str | None]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FetchPartitionInfo:
+    fetch_offset: int
+    partition_max_bytes: int
+    log_start_offset: int = -1
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+
+
+@dataclass(slots=True)
+class FetchParams:
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    partitions: dict[TopicPartition, FetchPartitionInfo]
+    hard_max_bytes_limit: bool = False
+    replica_epoch: int = -1
+
+    @property
+    def is_from_follower(self) -> bool:
+        return self.replica_id >= 0
+
+    @property
+    def isolation(self) -> FetchIsolation:
+        if self.replica_id >= 0:
+            return FetchIsolation.LOG_END
+        return FetchIsolation.TXN_COMMITTED if self.isolation_level == READ_COMMITTED else FetchIsolation.HIGH_WATERMARK
+
+    @property
+    def fetch_only_from_leader(self) -> bool:
+        return self.replica_id != DEBUGGING_REPLICA_ID
+
+
+@dataclass(slots=True)
+class FetchPartitionData:
+    """One partition of a fetch answer (Kafka's FetchPartitionData)."""
+
+    error: int
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: FileRegion | None = None
+    diverging_epoch: tuple[int, int] | None = None
+    current_leader: tuple[int, int] | None = None
+    preferred_read_replica: int = -1
+
+
+@dataclass(slots=True)
+class ListOffsetsResult:
+    error: int = 0
+    timestamp: int = -1
+    offset: int = -1
+    leader_epoch: int = -1
+
+
+def validate_produce_batch_structure(records: Any, version: int) -> None:
+    """Kafka's ProduceRequest.validateRecords (v3+), before any CRC work: exactly one batch, magic 2,
+    no zstd before v7. Truncated input counts as no batch; a size field below 14 is CORRUPT_MESSAGE."""
+    if version < 3:
+        return
+    n = 0 if records is None else len(records)
+    what = f"Produce requests with version {version}"
+    if n < 17:
+        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+    size, _epoch, magic = _SIZE_AND_MAGIC.unpack_from(records, 8)
+    if size < 14:
+        raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead (14)")
+    if size + 12 > n:
+        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+    if magic != 2:
+        raise InvalidRecordError(f"{what} are only allowed to contain record batches with magic version 2")
+    if version < 7 and n >= 23 and _ATTRIBUTES.unpack_from(records, 21)[0] & 0x07 == _ZSTD:
+        raise UnsupportedCompressionTypeError(f"{what} are not allowed to use ZStandard compression")
+    if size + 12 < n:
+        rest = n - size - 12
+        if rest >= 12 and size + 12 + 12 + struct.unpack_from(">i", records, size + 12 + 8)[0] <= n:
+            raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
+
+
+class ReplicaManager:
+    def __init__(self, config: Any, time: Time = SYSTEM, log_manager: Any = None, metadata_cache: Any = None,
+                 broker_id: int | None = None, alter_partition: Callable[[TopicPartition, LeaderAndIsr], Any] | None = None,
+                 reaper_enabled: bool = True) -> None:
+        self.config = config
+        self.time = time
+        self.log_manager = log_manager
+        self.metadata_cache = metadata_cache
+        self.broker_id = config.broker_id if broker_id is None else broker_id
+        self._alter_partition = alter_partition
+        self._lock = threading.Lock()
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self._hw_checkpoints: dict[TopicPartition, int] = {}
+        self.replica_lag_time_max_ms = config.get_int("replica.lag.time.max.ms")
+        self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = DelayedOperationPurgatory(
+            "Produce", time, purge_interval=config.get_int("producer.purgatory.purge.interval.requests"),
+            reaper_enabled=reaper_enabled, broker_id=self.broker_id)
+        self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
+            "Fetch", time, purge_interval=config.get_int("fetch.purgatory.purge.interval.requests"),
+            reaper_enabled=reaper_enabled, broker_id=self.broker_id)
+        self._shut_down = False
+
+    # -- lifecycle --------------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Load the HW checkpoints (applied when a partition's log is opened, as Kafka's Partition does)."""
+        if self.log_manager is not None:
+            self._hw_checkpoints = self.log_manager.read_high_watermarks()
+
+    def shutdown(self, checkpoint_hw: bool = True) -> None:
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.fetch_purgatory.shutdown()
+        self.produce_purgatory.shutdown()
+        if checkpoint_hw:
+            self.checkpoint_high_watermarks()
+
+    # -- partitions -------------------------------------------------------------------------------------
+
+    def get_partition(self, tp: TopicPartition) -> Partition | None:
+        return self._partitions.get(tp)
+
+    @property
+    def partitions(self) -> dict[TopicPartition, Partition]:
+        return dict(self._partitions)
+
+    def leader_partitions(self) -> list[Partition]:
+        return [p for p in self._partitions.values() if p.is_leader]
+
+    def get_partition_or_error(self, tp: TopicPartition) -> Partition:
+        partition = self._partitions.get(tp)
+        if partition is not None:
+            return partition
+        if self.metadata_cache is not None and self.metadata_cache.contains(tp):
+            raise NotLeaderOrFollowerError(f"Error while fetching partition state for {tp}")
+        raise UnknownTopicOrPartitionError(f"Partition {tp} doesn't exist")
+
+    def get_leader_partition_or_error(self, tp: TopicPartition) -> Partition:
+        partition = self.get_partition_or_error(tp)
+        if not partition.is_leader:
+            raise NotLeaderOrFollowerError(f"Leader not local for partition {tp} on broker {self.broker_id}")
+        return partition
+
+    def _provide_log(self, tp: TopicPartition, topic_id: uuid.UUID | None) -> Any:
+        # No config: the LogManager builds it from the topic's overrides and the broker defaults.
+        log_ = self.log_manager.get_or_create_log(tp, None, topic_id)
+        hw = self._hw_checkpoints.pop(tp, None)
+        if hw is not None:
+            log_.update_high_watermark(hw)
+        return log_
+
+    def _get_or_create_partition(self, tp: TopicPartition, topic_id: uuid.UUID | None) -> Partition:
+        partition = self._partitions.get(tp)
+        if partition is not None:
+            return partition
+        with self._lock:
+            partition = self._partitions.get(tp)
+            if partition is None:
+                partition = Partition(tp, topic_id, self._provide_log, self.broker_id, self.time,
+                                      self.replica_lag_time_max_ms, self._alter_partition)
+                partitions = dict(self._partitions)
+                partitions[tp] = partition
+                self._partitions = partitions
+            return partition
+
+    def become_leader_or_follower(self, broker_id: int, controller_epoch: int,
+                                  states: Iterable[LeaderAndIsrPartitionState]) -> dict[TopicPartition, int]:
+        """Apply a LeaderAndIsr decision (the controller's on_leader_and_isr callback). Returns error codes."""
+        if broker_id != self.broker_id:
+            return {}
+        errors: dict[TopicPartition, int] = {}
+        for state in states:
+            tp = TopicPartition(state.topic, state.partition)
+            try:
+                partition = self._get_or_create_partition(tp, state.topic_id)
+                if state.leader == self.broker_id:
+                    if partition.make_leader(state):
+                        log.info("[ReplicaManager broker=%d] %s is now leader at epoch %d (log end %d, HW %d)",
+                                 self.broker_id, tp, state.leader_epoch, partition.log_end_offset,
+                                 partition.high_watermark)
+                else:
+                    partition.make_follower(state)
+                errors[tp] = 0
+            except KafkaError as e:
+                errors[tp] = e.code
+                log.error("Could not apply leadership of %s: %s", tp, e)
+            except Exception:
+                errors[tp] = ErrorCode.KAFKA_STORAGE_ERROR
+                log.exception("Could not apply leadership of %s", tp)
+            self._complete_delayed_requests(tp)
+        return errors
+
+    def stop_replicas(self, broker_id: int, controller_epoch: int,
+                      states: Iterable[StopReplicaPartitionState]) -> None:
+        """Stop hosting partitions (StopReplica); delete their logs when asked."""
+        if broker_id != self.broker_id:
+            return
+        for state in states:
+            tp = TopicPartition(state.topic, state.partition)
+            with self._lock:
+                partitions = dict(self._partitions)
+                partition = partitions.pop(tp, None)
+                self._partitions = partitions
+            self._complete_delayed_requests(tp)
+            if state.delete_partition and self.log_manager is not None:
+                try:
+                    self.log_manager.async_delete(tp)
+                except Exception:
+                    log.exception("Could not delete the log of %s", tp)
+            log.info("[ReplicaManager broker=%d] Stopped replica %s%s", self.broker_id, tp,
+                     " and deleted its log" if state.delete_partition else "")
+            del partition
+
+    def update_topic_config(self, entity_type: str, name: str, configs: Mapping[str, str]) -> None:
+        """The controller's on_config_change callback: new topic overrides reach the open logs at once."""
+        if entity_type == "topics" and self.log_manager is not None:
+            try:
+                self.log_manager.update_topic_config(name, configs)
+            except Exception:
+                log.exception("Could not apply the new config of topic %s", name)
+
+    def _complete_delayed_requests(self, tp: TopicPartition) -> None:
+        self.fetch_purgatory.check_and_complete(tp)
+        self.produce_purgatory.check_and_complete(tp)
+
+    # -- produce ----------------------------------------------------------------------------------------
+
+    def append_records(self, timeout_ms: int, required_acks: int, entries: Mapping[TopicPartition, Any],
+                       callback: Callable[[dict[TopicPartition, PartitionResponse]], None], *,
+                       internal_topics_allowed: bool = False, origin: str = "client",
+                       produce_version: int | None = None, transactional_id: str | None = None) -> None:
+        """Append each partition's records as leader, then answer through `callback` (now, or when
+        acks=-1 is satisfied or times out)."""
+        results: dict[TopicPartition, PartitionResponse] = {}
+        appended: dict[TopicPartition, int] = {}
+        for tp, records in entries.items():
+            try:
+                if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
+                    raise InvalidTopicExceptionError(f"Cannot append to internal topic {tp.topic}")
+                partition = self.get_partition_or_error(tp)
+                if produce_version is not None:
+                    validate_produce_batch_structure(records, produce_version)
+                info = partition.append_records_to_leader(records if records is not None else b"", required_acks,
+                                                          origin=origin)
+                results[tp] = PartitionResponse(0, info.first_offset, info.log_append_time, info.log_start_offset)
+                appended[tp] = info.last_offset + 1
+            except KafkaError as e:
+                code = e.code
+                message = str(e) if code in _CUSTOM_MESSAGE_ERRORS else None
+                results[tp] = PartitionResponse(code, -1, -1, -1, message)
+                if code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+                    log.debug("Error appending to %s: %s", tp, e)
+            except Exception as e:
+                log.error("Error processing append operation on partition %s", tp, exc_info=e)
+                results[tp] = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
+        for tp in appended:
+            # The HW may have moved (one replica: at once): waiting fetches and acks=-1 produces can go.
+            self.fetch_purgatory.check_and_complete(tp)
+            self.produce_purgatory.check_and_complete(tp)
+        if required_acks == -1 and appended:
+            statuses = {tp: ProducePartitionStatus(appended.get(tp, -1), r) for tp, r in results.items()}
+            op = DelayedProduce(timeout_ms, statuses, self, callback)
+            self.produce_purgatory.try_complete_else_watch(op, list(results))
+        else:
+            callback(results)
+
+    # -- fetch ------------------------------------------------------------------------------------------
+
+    def fetch_messages(self, params: FetchParams,
+                       callback: Callable[[dict[TopicPartition, FetchPartitionData]], None]) -> None:
+        """Read now; answer now if min_bytes are ready (or on error / no wait), else park a DelayedFetch."""
+        results, bytes_readable, complete_now = self.read_from_local_log(params)
+        if params.max_wait_ms <= 0 or not params.partitions or bytes_readable >= params.min_bytes or complete_now:
+            callback(results)
+            return
+        statuses = {tp: FetchPartitionStatus(info.fetch_offset, info) for tp, info in params.partitions.items()}
+        op = DelayedFetch(params.max_wait_ms, params, statuses, self, callback)
+        self.fetch_purgatory.try_complete_else_watch(op, list(params.partitions))
+
+    def read_from_local_log(self, params: FetchParams) -> tuple[dict[TopicPartition, FetchPartitionData], int, bool]:
+        """(per-partition data, bytes read, whether something must be answered at once: an error or a
+        diverging epoch). Enforces max_bytes across partitions as Kafka's readFromLog does."""
+        limit = params.max_bytes
+        min_one_message = not params.hard_max_bytes_limit
+        results: dict[TopicPartition, FetchPartitionData] = {}
+        total = 0
+        urgent = False
+        for tp, info in params.partitions.items():
+            data = self._read_partition(tp, info, params, min(info.partition_max_bytes, limit), min_one_message)
+            size = data.records.length if data.records is not None else 0
+            if size:
+                min_one_message = False
+                limit = max(0, limit - size)
+                total += size
+            if data.error or data.diverging_epoch is not None:
+                urgent = True
+            results[tp] = data
+        return results, total, urgent
+
+    def _read_partition(self, tp: TopicPartition, info: FetchPartitionInfo, params: FetchParams, max_bytes: int,
+                        min_one_message: bool) -> FetchPartitionData:
+        try:
+            partition = self.get_partition_or_error(tp)
+            if params.is_from_follower and params.replica_id not in partition.replicas:
+                raise NotLeaderOrFollowerError(f"Replica {params.replica_id} is not a replica of {tp}")
+            if info.last_fetched_epoch >= 0:
+                diverging = self._diverging_epoch(partition, info, params)
+                if diverging is not None:
+                    return diverging
+            read = partition.read_records(info.fetch_offset, max_bytes, params.isolation, min_one_message,
+                                          info.current_leader_epoch, params.fetch_only_from_leader)
+            if params.is_from_follower:
+                leader_end = partition.log_end_offset
+                if partition.update_follower_fetch_state(params.replica_id, info.fetch_offset, info.log_start_offset,
+                                                         leader_end_offset=leader_end):
+                    self.produce_purgatory.check_and_complete(tp)
+                    self.fetch_purgatory.check_and_complete(tp)
+            return FetchPartitionData(0, read.high_watermark, read.last_stable_offset, read.log_start_offset,
+                                      read.fetched_data.records)
+        except OffsetOutOfRangeError as e:
+            log.debug("Fetch of %s at %d out of range: %s", tp, info.fetch_offset, e)
+            return FetchPartitionData(e.code)
+        except KafkaError as e:
+            return FetchPartitionData(e.code, current_leader=self._current_leader(tp, e))
+        except Exception as e:
+            log.error("Error processing fetch with max size %d from %s on partition %s", max_bytes,
+                      "consumer" if params.replica_id < 0 else f"replica {params.replica_id}", tp, exc_info=e)
+            return FetchPartitionData(ErrorCode.UNKNOWN_SERVER_ERROR)
+
+    def _diverging_epoch(self, partition: Partition, info: FetchPartitionInfo,
+                         params: FetchParams) -> FetchPartitionData | None:
+        error, epoch, end_offset = self.last_offset_for_leader_epoch(
+            partition.topic_partition, info.current_leader_epoch, info.last_fetched_epoch, fetch_only_from_leader=True)
+        if error:
+            return FetchPartitionData(error)
+        if epoch < info.last_fetched_epoch or end_offset < info.fetch_offset:
+            return FetchPartitionData(0, partition.high_watermark, partition.last_stable_offset,
+                                      partition.log_start_offset, None, diverging_epoch=(epoch, end_offset))
+        return None
+
+    def _current_leader(self, tp: TopicPartition, error: KafkaError) -> tuple[int, int] | None:
+        if error.code != ErrorCode.NOT_LEADER_OR_FOLLOWER or self.metadata_cache is None:
+            return None
+        state = self.metadata_cache.get_partition_state(tp)
+        return (state.leader, state.leader_epoch) if state is not None else None
+
+    # -- offsets ------------------------------------------------------------------------------------------
+
+    def fetch_offset_for_timestamp(self, tp: TopicPartition, timestamp: int, isolation_level: int | None,
+                                   current_leader_epoch: int = -1,
+                                   fetch_only_from_leader: bool = True) -> ListOffsetsResult:
+        """ListOffsets for one partition (isolation_level None: a follower/debug request reading to the log end)."""
+        from kafkapy.storage.log import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+
+        try:
+            partition = self.get_partition_or_error(tp)
+            with partition.lock:
+                local_log = partition._check_leader_epoch(current_leader_epoch, fetch_only_from_leader)
+                leader_epoch = partition.leader_epoch
+            if isolation_level is None:
+                last_fetchable = local_log.log_end_offset
+            else:
+                last_fetchable = partition.high_watermark  # LSO == HW until transactions arrive
+            if timestamp == LATEST_TIMESTAMP:
+                return ListOffsetsResult(0, -1, last_fetchable, leader_epoch)
+            found = local_log.fetch_offset_by_timestamp(timestamp)
+            if found is None or found.offset < 0:
+                return ListOffsetsResult(0, -1, -1, -1)
+            if timestamp not in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP) and found.offset >= last_fetchable:
+                return ListOffsetsResult(0, -1, -1, -1)
+            return ListOffsetsResult(0, found.timestamp, found.offset, getattr(found, "leader_epoch", -1))
+        except KafkaError as e:
+            return ListOffsetsResult(e.code)
+        except Exception as e:
+            log.error("Error while responding to offset request for %s", tp, exc_info=e)
+            return ListOffsetsResult(ErrorCode.UNKNOWN_SERVER_ERROR)
+
+    def last_offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int,
+                                     fetch_only_from_leader: bool = True) -> tuple[int, int, int]:
+        """OffsetForLeaderEpoch for one partition: (error code, epoch, end offset); (-1, -1) if unknown."""
+        try:
+            partition = self.get_partition_or_error(tp)
+            with partition.lock:
+                local_log = partition._check_leader_epoch(current_leader_epoch, fetch_only_from_leader)
+            epoch, end_offset = local_log.end_offset_for_epoch(leader_epoch)
+            return 0, epoch, end_offset
+        except KafkaError as e:
+            return e.code, -1, -1
+
+    def delete_records(self, timeout_ms: int, offsets: Mapping[TopicPartition, int]
+                       ) -> dict[TopicPartition, tuple[int, int]]:
+        """DeleteRecords: move each log start offset (-1 = the HW). {tp: (low_watermark, error code)}.
+        One replica: done at once (with followers Kafka waits for their low watermarks: later)."""
+        out: dict[TopicPartition, tuple[int, int]] = {}
+        for tp, offset in offsets.items():
+            try:
+                partition = self.get_leader_partition_or_error(tp)
+                local_log = partition.log
+                if local_log is None:
+                    raise NotLeaderOrFollowerError(f"Leader not local for partition {tp}")
+                if "delete" not in str(local_log.config.get("cleanup.policy")):
+                    raise PolicyViolationError(f"Records of partition {tp} can not be deleted due to the configured "
+                                               "policy")
+                hw = partition.high_watermark
+                target = hw if offset == -1 else offset
+                if target < 0 or target > hw:
+                    raise OffsetOutOfRangeError(f"Cannot increment the log start offset to {target} of partition "
+                                                f"{tp} since it is larger than the high watermark {hw}")
+                local_log.maybe_increment_log_start_offset(target, "client")
+                out[tp] = (local_log.log_start_offset, 0)
+                self.fetch_purgatory.check_and_complete(tp)
+            except KafkaError as e:
+                out[tp] = (-1, e.code)
+        return out
+
+    def describe_log_dirs(self, *args: Any, **kwargs: Any) -> Any:
+        return self.log_manager.describe_log_dirs(*args, **kwargs)
+
+    # -- background work ------------------------------------------------------------------------------
+
+    def maybe_shrink_isr(self) -> None:
+        for partition in list(self._partitions.values()):
+            try:
+                partition.maybe_shrink_isr()
+            except Exception:
+                log.exception("Error checking the ISR of %s", partition.topic_partition)
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write replication-offset-checkpoint in every log dir (the HW of each hosted log)."""
+        if self.log_manager is None:
+            return
+        hws = {tp: p.high_watermark for tp, p in self._partitions.items() if p.log is not None}
+        try:
+            self.log_manager.checkpoint_high_watermarks(hws)
+        except (OSError, KafkaError) as e:
+            log.error("Error while writing the high watermark checkpoint: %s", e)
