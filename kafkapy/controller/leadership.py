@@ -97,7 +97,8 @@ class LeadershipHandlers:
         hosted = [tp for tp in ctx.partitions_on_broker(event.broker_id)
                   if len(ctx.replicas(tp)) > 1 and tp.topic not in ctx.topics_to_be_deleted and tp in ctx.leadership]
         led = [tp for tp in hosted if ctx.leadership[tp].leader_and_isr.leader == event.broker_id]
-        followed = [tp for tp in hosted if tp not in set(led)]
+        led_set = set(led)
+        followed = [tp for tp in hosted if tp not in led_set]
         batch = BrokerRequestBatch(ctx)
         if led:
             self.psm.elect_leaders(led, self.psm.controlled_shutdown_election(), batch)

@@ -2,8 +2,9 @@
 
 File `<log.dir>/__kafkapy_metadata.json` (a file, so it can never be taken for a `<topic>-<partition>`
 log dir, and the LogManager, which only loads such dirs, ignores it):
-  {"format": 1, "zxid": 42, "nodes": {"/brokers/topics/t": {"data": {...Kafka's JSON...}, "version": 0,
-   "czxid": 7}, ...}}
+  {"format":1,"zxid":42,"nodes":{
+  "/brokers/topics/t":{"czxid":7,"data":{...Kafka's JSON...},"version":0},
+  ...}}                                  (one node per line)
 Node paths and payloads are ZooKeeper's (zk_data.py). Ephemeral nodes (broker registrations, /controller)
 live in memory only, as a ZooKeeper session's would, so they are gone after a restart.
 Every mutation rewrites the file atomically (write `.tmp`, fsync, rename, fsync the dir) before returning.
@@ -32,13 +33,23 @@ _FORMAT = 1
 
 
 class _Node:
-    __slots__ = ("data", "version", "czxid", "ephemeral")
+    """A node is never mutated (a write replaces it), so its file line is computed once."""
+
+    __slots__ = ("data", "version", "czxid", "ephemeral", "_line")
 
     def __init__(self, data: Any, version: int, czxid: int, ephemeral: bool) -> None:
         self.data = data
         self.version = version
         self.czxid = czxid
         self.ephemeral = ephemeral
+        self._line: str | None = None
+
+    def line(self, path: str) -> str:
+        if self._line is None:
+            # Compact json.dumps stays on the C encoder (indent= would switch to the slow pure-Python one).
+            value = json.dumps({"data": self.data, "version": self.version, "czxid": self.czxid}, sort_keys=True)
+            self._line = f"{json.dumps(path)}:{value}"
+        return self._line
 
 
 class LocalMetadataStore(PathMetadataStore):
@@ -67,9 +78,8 @@ class LocalMetadataStore(PathMetadataStore):
             self._nodes[path] = _Node(node["data"], int(node["version"]), int(node["czxid"]), False)
 
     def _persist(self) -> None:
-        nodes = {path: {"data": n.data, "version": n.version, "czxid": n.czxid}
-                 for path, n in sorted(self._nodes.items()) if not n.ephemeral}
-        body = json.dumps({"format": _FORMAT, "zxid": self._zxid, "nodes": nodes}, indent=1, sort_keys=True)
+        lines = [n.line(path) for path, n in sorted(self._nodes.items()) if not n.ephemeral]
+        body = f'{{"format":{_FORMAT},"zxid":{self._zxid},"nodes":{{\n' + ",\n".join(lines) + "\n}}\n"
         tmp = self.path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(body)

@@ -205,7 +205,8 @@ class PartitionStateMachine:
         partitions = list(partitions)
         new = [tp for tp in partitions if self.ctx.states.get(tp, PartitionState.NON_EXISTENT)
                in (PartitionState.NEW, PartitionState.NON_EXISTENT)]
-        others = [tp for tp in partitions if tp not in set(new)]
+        new_set = set(new)
+        others = [tp for tp in partitions if tp not in new_set]
         results = self._initialize_leader_and_isr(new, batch)
         if others:
             results.update(self.elect_leaders(others, election or self.offline_election(), batch))
