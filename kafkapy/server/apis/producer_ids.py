@@ -1,0 +1,119 @@
+"""InitProducerId (22) v0-5: producer ids for idempotent producers; transactional ids go to the
+TransactionCoordinator when the broker has one.
+
+Kafka's rules (KafkaApis.handleInitProducerIdRequest, TransactionCoordinator.handleInitProducerId):
+producer_id and producer_epoch (v3+) are both -1 or both set, else INVALID_REQUEST; a null transactional id
+always gets a fresh producer id with epoch 0 (an idempotent producer that wants a new epoch asks again);
+an empty one is INVALID_REQUEST; a non-empty one is delegated to `ctx.server.transaction_coordinator`
+(`handle_init_producer_id(transactional_id, transaction_timeout_ms, producer_id, producer_epoch,
+callback(error_code, producer_id, producer_epoch))`), or answered COORDINATOR_NOT_AVAILABLE without one.
+
+The ProducerIdManager lives in `ctx.server.extras["producer_id_manager"]` (created on first use when the
+server did not make one), reserving blocks in the controller's MetadataStore under Kafka's
+/latest_producer_id_block path, so ids survive restarts.
+Thread-safety: the manager is created once under a lock; it is thread-safe itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kafkapy.common.errors import (
+    CoordinatorNotAvailableError,
+    InvalidRequestError,
+)
+from kafkapy.controller.metadata_store import BadVersionError, NodeExistsError, NoNodeError
+from kafkapy.coordinator.producer_id_manager import (
+    InMemoryProducerIdBlockStore,
+    ProducerIdBlockStore,
+    ProducerIdManager,
+)
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
+from kafkapy.server.apis.registry import DEFERRED, api
+
+PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
+_manager_lock = threading.Lock()
+
+
+class MetadataStoreProducerIdBlocks:
+    """ProducerIdBlockStore over a path-based MetadataStore (LocalMetadataStore, the ZooKeeper store): the
+    record is the node at /latest_producer_id_block, its version the node's."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def get_producer_id_block(self) -> tuple[dict[str, Any] | None, int]:
+        node = self.store._get(PRODUCER_ID_BLOCK_PATH)
+        if node is None:
+            return None, -1
+        data, stat = node
+        return (data or None), stat.version
+
+    def set_producer_id_block(self, data: dict[str, Any], expected_version: int) -> bool:
+        from kafkapy.controller.path_store import Create, SetData
+
+        op = Create(PRODUCER_ID_BLOCK_PATH, data) if expected_version < 0 else \
+            SetData(PRODUCER_ID_BLOCK_PATH, data, expected_version)
+        try:
+            self.store._multi([op])
+        except (NodeExistsError, BadVersionError, NoNodeError):
+            return False
+        return True
+
+
+def _block_store(services: Any) -> ProducerIdBlockStore:
+    store = getattr(getattr(services, "controller", None), "store", None)
+    if store is not None and hasattr(store, "get_producer_id_block"):
+        return store  # a MetadataStore that offers the two methods itself
+    if store is not None and hasattr(store, "_multi") and hasattr(store, "_get"):
+        return MetadataStoreProducerIdBlocks(store)
+    return InMemoryProducerIdBlockStore()
+
+
+def producer_id_manager(services: Any) -> ProducerIdManager:
+    """The broker's ProducerIdManager (shared with the TransactionCoordinator)."""
+    extras = services.extras
+    manager = extras.get("producer_id_manager")
+    if manager is None:
+        with _manager_lock:
+            manager = extras.get("producer_id_manager")
+            if manager is None:
+                manager = ProducerIdManager(services.config.broker_id, _block_store(services))
+                extras["producer_id_manager"] = manager
+    return manager
+
+
+def _init_error(request: InitProducerIdRequest, version: int, code: int) -> InitProducerIdResponse:
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=code, producer_id=NO_PRODUCER_ID,
+                                  producer_epoch=NO_PRODUCER_EPOCH)
+
+
+@api(ApiKey.INIT_PRODUCER_ID, 0, 5, error_response=_init_error)
+def handle_init_producer_id(ctx: Any, request: InitProducerIdRequest) -> Any:
+    producer_id, producer_epoch = request.producer_id, request.producer_epoch
+    if ctx.api_version < 3:
+        producer_id, producer_epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+    if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
+        raise InvalidRequestError("producerId and producerEpoch must both be set or both be -1")
+    transactional_id = request.transactional_id
+    if transactional_id is None:
+        new_id = producer_id_manager(ctx.server).generate_producer_id()
+        return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=new_id, producer_epoch=0)
+    if transactional_id == "":
+        raise InvalidRequestError("The transactional id must not be empty")
+    coordinator = getattr(ctx.server, "transaction_coordinator", None)
+    if coordinator is None:
+        raise CoordinatorNotAvailableError("This broker has no transaction coordinator.")
+
+    def respond(error_code: int, new_id: int, new_epoch: int) -> None:
+        ctx.respond(InitProducerIdResponse(throttle_time_ms=0, error_code=error_code, producer_id=new_id,
+                                           producer_epoch=new_epoch))
+
+    coordinator.handle_init_producer_id(transactional_id, request.transaction_timeout_ms, producer_id,
+                                        producer_epoch, respond)
+    return DEFERRED

@@ -1,0 +1,258 @@
+"""CreateTopics (19) v0-7, DeleteTopics (20) v0-6, CreatePartitions (37) v0-3: thin handlers over the Controller.
+
+Kafka's request-level rules live here (duplicate names, name-or-id resolution, the version-dependent error
+for disabled deletion, v5+ CreateTopics answers carrying the created topic's partitions, replication factor
+and configs, v7 topic ids); topic rules, assignment and config validation are the Controller's.
+
+Waiting: Kafka parks these requests in a DelayedCreatePartitions/DelayedDeleteTopics purgatory until the
+metadata has propagated. kafkapy's Controller completes its Future only after the store, the replicas and
+the MetadataCache are all updated, in milliseconds on a single broker, so the handler waits on that Future
+for at most the request's timeout_ms (request.timeout.ms when it is <= 0) and answers REQUEST_TIMED_OUT
+past it. A handler thread is therefore held for as long as the controller takes, bounded by that timeout.
+Thread-safety: stateless.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from kafkapy.common.errors import (
+    InvalidRequestError,
+    KafkaError,
+    NotControllerError,
+    RequestTimedOutError,
+    TopicDeletionDisabledError,
+    UnknownServerError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
+)
+from kafkapy.controller.controller_events import CreatableTopic, CreateTopicResult
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.messages import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
+from kafkapy.protocol.types import ZERO_UUID
+from kafkapy.server.apis.registry import api
+from kafkapy.server.config_describer import ConfigHelper
+
+log = logging.getLogger("kafka.server.KafkaApis")
+
+
+# -- shared by the admin handlers ----------------------------------------------------------------------------
+
+def controller_of(ctx: Any) -> Any:
+    controller = getattr(ctx.server, "controller", None)
+    if controller is None:
+        raise NotControllerError("This broker has no active controller.")
+    return controller
+
+
+def wait_ms_for(ctx: Any, timeout_ms: int) -> int:
+    """How long a handler waits for the controller: the request's timeout, or request.timeout.ms if <= 0."""
+    return timeout_ms if timeout_ms > 0 else ctx.server.config.get_int("request.timeout.ms")
+
+
+def await_result(future: concurrent.futures.Future, deadline: float, what: str) -> Any:
+    """The controller's answer, waiting until `deadline` (time.monotonic()); KafkaErrors propagate."""
+    try:
+        return future.result(timeout=max(0.0, deadline - time.monotonic()))
+    except concurrent.futures.TimeoutError:
+        raise RequestTimedOutError(f"Timed out waiting for the controller to {what}.") from None
+    except KafkaError:
+        raise
+    except Exception as e:  # the controller failed unexpectedly: never leak a traceback to the client
+        log.exception("Controller failed to %s", what)
+        raise UnknownServerError(str(e)) from None
+
+
+def deadline_for(ctx: Any, timeout_ms: int) -> float:
+    return time.monotonic() + wait_ms_for(ctx, timeout_ms) / 1000.0
+
+
+def config_helper(ctx: Any) -> ConfigHelper:
+    """A ConfigHelper over this broker's static config and its stored dynamic broker configs."""
+    controller = getattr(ctx.server, "controller", None)
+    broker_id = ctx.server.config.broker_id
+    dynamic_broker: dict[str, str] = {}
+    dynamic_default: dict[str, str] = {}
+    if controller is not None:
+        dynamic_broker = controller.broker_config_overrides(broker_id)
+        dynamic_default = controller.broker_config_overrides(None)
+    return ConfigHelper(ctx.server.config, dynamic_broker, dynamic_default)
+
+
+def _duplicates(names: Iterable[str | None]) -> set[str]:
+    seen: set[str] = set()
+    dups: set[str] = set()
+    for n in names:
+        if n is None:
+            continue
+        if n in seen:
+            dups.add(n)
+        seen.add(n)
+    return dups
+
+
+# -- CreateTopics ------------------------------------------------------------------------------------------------
+
+CTResp = CreateTopicsResponse
+
+
+def _create_error(name: str, code: int, message: str | None) -> Any:
+    return CTResp.CreatableTopicResult(name=name, error_code=code, error_message=message, num_partitions=-1,
+                                       replication_factor=-1, configs=[])
+
+
+def _create_topics_error(request: CreateTopicsRequest, version: int, code: int) -> CreateTopicsResponse:
+    return CTResp(topics=[_create_error(t.name, code, None) for t in request.topics])
+
+
+def _created(ctx: Any, result: CreateTopicResult, version: int) -> Any:
+    out = CTResp.CreatableTopicResult(name=result.name, error_code=0, error_message=None,
+                                      topic_id=result.topic_id or ZERO_UUID)
+    if version >= 5:
+        entries = config_helper(ctx).describe_topic(result.configs)
+        out.num_partitions = result.num_partitions
+        out.replication_factor = result.replication_factor
+        out.configs = [CTResp.CreatableTopicConfigs(name=e.name, value=e.value, read_only=e.read_only,
+                                                    config_source=e.source, is_sensitive=e.is_sensitive)
+                       for e in entries]
+    return out
+
+
+@api(ApiKey.CREATE_TOPICS, 0, 7, error_response=_create_topics_error)
+def handle_create_topics(ctx: Any, request: CreateTopicsRequest) -> CreateTopicsResponse:
+    version = ctx.api_version
+    dups = _duplicates(t.name for t in request.topics)
+    to_create = []
+    for t in request.topics:
+        if t.name in dups:
+            continue
+        configs: dict[str, str | None] = {c.name: c.value for c in t.configs}
+        assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
+        to_create.append(CreatableTopic(t.name, t.num_partitions, t.replication_factor, assignment, configs))
+    results: dict[str, CreateTopicResult] = {}
+    if to_create:
+        controller = controller_of(ctx)
+        future = controller.create_topics(to_create, validate_only=bool(request.validate_only))
+        try:
+            results = await_result(future, deadline_for(ctx, request.timeout_ms), "create topics")
+        except KafkaError as e:
+            results = {t.name: CreateTopicResult(t.name, e) for t in to_create}
+    out = []
+    for t in request.topics:
+        if t.name in dups:
+            out.append(_create_error(t.name, InvalidRequestError.code, "Found multiple entries for this topic."))
+            continue
+        result = results.get(t.name)
+        if result is None:
+            out.append(_create_error(t.name, UnknownServerError.code, None))
+        elif result.error is not None:
+            out.append(_create_error(t.name, result.error.code, result.error.message))
+        else:
+            out.append(_created(ctx, result, version))
+    return CTResp(throttle_time_ms=0, topics=out)
+
+
+# -- DeleteTopics ------------------------------------------------------------------------------------------------
+
+DTResp = DeleteTopicsResponse
+
+
+def _requested_deletions(request: DeleteTopicsRequest, version: int) -> list[tuple[str | None, Any]]:
+    if version >= 6:
+        return [(t.name, t.topic_id or ZERO_UUID) for t in request.topics]
+    return [(name, ZERO_UUID) for name in request.topic_names]
+
+
+def _delete_topics_error(request: DeleteTopicsRequest, version: int, code: int) -> DeleteTopicsResponse:
+    return DTResp(responses=[DTResp.DeletableTopicResult(name=n, topic_id=i, error_code=code)
+                             for n, i in _requested_deletions(request, version)])
+
+
+@api(ApiKey.DELETE_TOPICS, 0, 6, error_response=_delete_topics_error)
+def handle_delete_topics(ctx: Any, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+    version = ctx.api_version
+    cache = ctx.server.metadata_cache
+    controller = controller_of(ctx)
+    requested = _requested_deletions(request, version)
+    results: list[Any] = []
+    to_delete: list[str] = []
+    for name, topic_id in requested:
+        if name is not None and topic_id != ZERO_UUID:
+            raise InvalidRequestError("Topic name and topic ID can not both be specified.")
+        if topic_id != ZERO_UUID:
+            name = cache.get_topic_name(topic_id)
+        result = DTResp.DeletableTopicResult(name=name, topic_id=topic_id, error_code=0)
+        results.append(result)
+        if name is None:
+            result.error_code = UnknownTopicIdError.code
+        elif not cache.contains_topic(name):
+            result.error_code = UnknownTopicOrPartitionError.code
+            result.error_message = "This server does not host this topic-partition."
+        elif name not in to_delete:
+            to_delete.append(name)
+    if to_delete:
+        try:
+            errors = await_result(controller.delete_topics(to_delete), deadline_for(ctx, request.timeout_ms),
+                                  "delete topics")
+        except KafkaError as e:
+            errors = {name: e for name in to_delete}
+        for result in results:
+            error = errors.get(result.name) if result.error_code == 0 else None
+            if error is None:
+                continue
+            code = error.code
+            if isinstance(error, TopicDeletionDisabledError) and version < 3:
+                code = InvalidRequestError.code  # what pre-v3 clients understand
+            result.error_code = code
+            result.error_message = error.message
+    if version < 5:
+        for result in results:
+            result.error_message = None
+    return DTResp(throttle_time_ms=0, responses=results)
+
+
+# -- CreatePartitions --------------------------------------------------------------------------------------------
+
+CPResp = CreatePartitionsResponse
+
+
+def _create_partitions_error(request: CreatePartitionsRequest, version: int, code: int) -> CreatePartitionsResponse:
+    names = list(dict.fromkeys(t.name for t in request.topics))
+    return CPResp(results=[CPResp.CreatePartitionsTopicResult(name=n, error_code=code) for n in names])
+
+
+@api(ApiKey.CREATE_PARTITIONS, 0, 3, error_response=_create_partitions_error)
+def handle_create_partitions(ctx: Any, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    dups = _duplicates(t.name for t in request.topics)
+    controller = controller_of(ctx)
+    deadline = deadline_for(ctx, request.timeout_ms)
+    futures: dict[str, concurrent.futures.Future] = {}
+    for t in request.topics:
+        if t.name in dups or t.name in futures:
+            continue
+        assignment = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
+        futures[t.name] = controller.create_partitions(t.name, t.count, assignment,
+                                                       validate_only=bool(request.validate_only))
+    results = []
+    for name in dict.fromkeys(t.name for t in request.topics):
+        if name in dups:
+            results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=InvalidRequestError.code,
+                                                              error_message="Duplicate topic in request."))
+            continue
+        try:
+            await_result(futures[name], deadline, "create partitions")
+            results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=0, error_message=None))
+        except KafkaError as e:
+            results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=e.code, error_message=e.message))
+    return CPResp(throttle_time_ms=0, results=results)
