@@ -90,3 +90,34 @@ def test_partial_update_keeps_other_partitions() -> None:
     assert cache.get_partition_state(TopicPartition("t", 0)).leader == 0
     assert cache.get_partition_state(TopicPartition("t", 1)).leader_epoch == 4
     assert cache.get_topic_id("t") == TID
+
+
+def test_readers_never_see_half_applied_updates() -> None:
+    import threading
+
+    cache = MetadataCache(0)
+    stop = threading.Event()
+    problems: list[str] = []
+
+    def reader() -> None:
+        for _ in range(20_000):
+            if stop.is_set():
+                return
+            snap = cache.snapshot()
+            for name, parts in snap.partition_states.items():
+                if snap.topic_ids.get(name) is None or len(parts) != 3:
+                    problems.append(name)
+
+    threads = [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for i in range(300):
+        name = f"t{i}"
+        cache.update_metadata(0, 1, [B0], [ps(name, p, 0) for p in range(3)], {name: uuid.uuid4()})
+        if i % 2:
+            cache.update_metadata(0, 1, None, [ps(name, p, LEADER_DURING_DELETE) for p in range(3)])
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert problems == []
+    assert len(cache.get_all_topics()) == 150
