@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 
 import pytest
 from storage_helpers import START_MS, batch, config, crc_ok, open_log, with_offsets
@@ -13,6 +14,7 @@ from kafkapy.record.batch_header import read_batch_header
 from kafkapy.record.compression import CompressionType
 from kafkapy.record.memory_records import CorruptRecordError, InvalidRecordError, MemoryRecords
 from kafkapy.storage.errors import (
+    InvalidTimestampError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
     RecordListTooLargeError,
@@ -278,3 +280,62 @@ def test_reopen_after_crash_recovers_and_keeps_offsets(tmp_path):
     clean = open_log(tmp_path / "t-0", time, cfg)
     assert clean.log_end_offset == 20 and clean.recovery_point == 20
     assert struct.unpack_from(">q", _log_bytes(clean), len(expected))[0] == 18
+
+
+def test_timestamp_bounds_reject_far_timestamps(tmp_path):
+    time = MockTime(START_MS)
+    log = open_log(tmp_path / "t-0", time, config(message_timestamp_before_max_ms=1000,
+                                                   message_timestamp_after_max_ms=500))
+    log.append_as_leader(batch(1, START_MS - 1000), 0)
+    log.append_as_leader(batch(1, START_MS + 500), 0)
+    with pytest.raises(InvalidTimestampError):
+        log.append_as_leader(batch(1, START_MS - 1001), 0)
+    with pytest.raises(InvalidTimestampError):
+        log.append_as_leader(batch(2, START_MS + 500), 0)  # second record is 501 ms ahead
+    assert log.log_end_offset == 2
+
+
+def test_concurrent_reads_see_only_whole_valid_batches(tmp_path):
+    log = open_log(tmp_path / "t-0", cfg=config(internal_segment_bytes=20_000, index_interval_bytes=200))
+    raws = [batch(3, START_MS + i, value_size=20 + i % 50) for i in range(400)]
+    errors: list[str] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        reads = 0
+        while not done.is_set() and reads < 20_000:
+            end = log.log_end_offset
+            if end == 0:
+                continue
+            start = (reads * 7) % end
+            try:
+                info = log.read(start, 3000)
+            except OffsetOutOfRangeError as exc:
+                errors.append(str(exc))
+                return
+            reads += 1
+            if info.records is None:
+                continue
+            data = info.records.read_bytes()
+            pos = 0
+            while pos < len(data):
+                h = read_batch_header(data, pos)
+                if not crc_ok(data[pos:pos + h.size_in_bytes]) or h.last_offset < start and pos == 0:
+                    errors.append(f"bad batch at {pos} reading {start}")
+                    return
+                pos += h.size_in_bytes
+            if pos != len(data):
+                errors.append("partial batch returned")
+                return
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for r in raws:
+            log.append_as_leader(r, 0)
+    finally:
+        done.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert errors == []
+    assert log.log_end_offset == 1200 and log.num_segments > 3
