@@ -310,6 +310,9 @@ class Controller(LeadershipHandlers):
             self._active = False
             return False
         ctx = self.ctx
+        # A failover starts from the store alone: forget whatever an earlier term left in the context.
+        for table in (ctx.topic_ids, ctx.assignments, ctx.topic_configs, ctx.leadership, ctx.states):
+            table.clear()
         ctx.epoch = epoch
         self._active = True
         if not self._watching:
