@@ -27,12 +27,14 @@ _INITIAL_EPOCH = 0
 _FINAL_EPOCH = -1
 
 
-def _partition_data(index: int, d: FetchPartitionData) -> Any:
+def _partition_data(index: int, d: FetchPartitionData, version: int) -> Any:
     pd = Resp.PartitionData(
         partition_index=index, error_code=d.error, high_watermark=d.high_watermark,
         last_stable_offset=d.last_stable_offset, log_start_offset=d.log_start_offset,
         aborted_transactions=None,
         preferred_read_replica=d.preferred_read_replica, records=d.records if d.records is not None else b"")
+    if version < 12:
+        return pd  # the tagged fields below exist from v12
     if d.diverging_epoch is not None:
         pd.diverging_epoch = Resp.EpochEndOffset(epoch=d.diverging_epoch[0], end_offset=d.diverging_epoch[1])
     if d.current_leader is not None:
@@ -96,7 +98,7 @@ def handle_fetch(ctx: Any, request: FetchRequest) -> Any:
     def respond(results: dict[TopicPartition, FetchPartitionData]) -> None:
         topics = []
         for name, topic_id, entries in layout:
-            parts = [_partition_data(index, results[tp] if tp is not None else unknown_id) for index, tp in entries]
+            parts = [_partition_data(index, results[tp] if tp is not None else unknown_id, version) for index, tp in entries]
             topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
                                                       partitions=parts))
         ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics))

@@ -55,7 +55,9 @@ def handle_list_offsets(ctx: Any, request: ListOffsetsRequest) -> ListOffsetsRes
             if version == 0:
                 resp.old_style_offsets = [r.offset] if r.error == 0 and r.offset >= 0 else []
             else:
-                resp.timestamp, resp.offset, resp.leader_epoch = r.timestamp, r.offset, r.leader_epoch
+                resp.timestamp, resp.offset = r.timestamp, r.offset
+                if version >= 4:
+                    resp.leader_epoch = r.leader_epoch
             parts.append(resp)
         topics.append(LO.ListOffsetsTopicResponse(name=t.name, partitions=parts))
     return LO(throttle_time_ms=0, topics=topics)
