@@ -6,7 +6,9 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from kafkapy.protocol.message import Field, Struct, _in, _struct_class
+from kafkapy.protocol.compiler import _struct_class
+from kafkapy.protocol.message import Field, Struct
+from kafkapy.protocol.schema import in_range as _in
 
 _INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),
