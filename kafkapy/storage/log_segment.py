@@ -390,8 +390,8 @@ class LogSegment:
 
     # --- recovery and truncation ----------------------------------------------------------------------
 
-    def recover(self, leader_epoch_cache: LeaderEpochFileCache | None = None,
-                max_message_size: int | None = None) -> int:
+    def recover(self, max_message_size: int | None = None,
+                leader_epoch_cache: LeaderEpochFileCache | None = None) -> int:
         """Rebuild the indexes from the batches; truncate at the first torn or corrupt one. Returns bytes cut.
 
         Each batch must be complete, at least the minimum size, of a known magic and pass its CRC

@@ -88,7 +88,7 @@ def _open_segments(dir_: str, config: LogConfig, time: Time,
             segment.sanity_check(time_index_newly_created)
         except (FileNotFoundError, CorruptIndexError) as exc:
             log.warning("Rebuilding indexes of segment %s of %s: %s", base, dir_, exc)
-            segment.recover(epoch_cache)
+            segment.recover(leader_epoch_cache=epoch_cache)
         segments.append(segment)
     return segments
 
@@ -103,7 +103,7 @@ def load_log(dir_: str, config: LogConfig, time: Time, log_start_offset_checkpoi
         first = max(0, max((i for i, s in enumerate(segments) if s.base_offset <= recovery_point_checkpoint),
                            default=0))
         for i in range(first, len(segments)):
-            truncated = segments[i].recover(epoch_cache)
+            truncated = segments[i].recover(leader_epoch_cache=epoch_cache)
             if truncated > 0:
                 log.warning("Corruption found in segment %s of %s, truncated %s bytes; deleting later segments",
                             segments[i].base_offset, dir_, truncated)

@@ -152,6 +152,17 @@ def test_roll_on_size_and_on_time(tmp_path):
     assert [s.base_offset for s in log2.segments] == [0, 1]
 
 
+def test_roll_when_index_is_full(tmp_path):
+    # 24 bytes: 3 offset-index slots, 2 time-index slots (one kept for the roll-time entry)
+    log = open_log(tmp_path / "t-0", cfg=config(segment_index_bytes=24, index_interval_bytes=0))
+    for i in range(4):
+        log.append_as_leader(batch(1, START_MS + i), 0)
+    # entry per append after the first; the time index is full after one entry
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    assert log.segments[0].time_index.read_entries() == [(START_MS + 1, 1)]
+    assert log.segments[0].offset_index.read_entries() == [(1, len(batch(1)))]
+
+
 def test_truncate_to_and_truncate_fully(tmp_path):
     log = open_log(tmp_path / "t-0", cfg=config(internal_segment_bytes=300))
     raws = [batch(2, START_MS + i, value_size=40) for i in range(8)]

@@ -192,3 +192,13 @@ def test_should_roll_rules(tmp_path):
     assert not seg.should_roll(params._replace(max_timestamp_in_messages=START_MS + 1000))
     assert seg.should_roll(params._replace(max_timestamp_in_messages=START_MS + 1001))  # time, by batch timestamps
     assert seg.should_roll(params._replace(max_offset_in_messages=2**31))  # relative offset overflow
+    seg.roll_jitter_ms = 500  # segment.jitter.ms takes up to this much off segment.ms
+    assert seg.should_roll(params._replace(max_timestamp_in_messages=START_MS + 501))
+    assert not seg.should_roll(params._replace(max_timestamp_in_messages=START_MS + 500))
+
+
+def test_recover_rejects_batches_over_max_message_size(tmp_path):
+    seg = _segment(tmp_path)
+    stored = _fill(seg, BATCHES[:3])
+    assert seg.recover(max_message_size=len(stored[1]) - 12) > 0
+    assert seg.size < sum(len(b) for b in stored)
