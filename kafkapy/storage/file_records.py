@@ -152,7 +152,7 @@ class FileRecords:
             out += chunk
         return bytes(out)
 
-    def batches_from(self, start: int, end: int | None = None, chunk_size: int = 16384) -> Iterator[BatchInfo]:
+    def batches_from(self, start: int, end: int | None = None, chunk_size: int = 4096) -> Iterator[BatchInfo]:
         """Headers of the complete batches in [start, end); stops at a partial or malformed batch.
 
         Reads in chunks that grow to 1 MiB so a long scan costs few syscalls; a batch larger than the
