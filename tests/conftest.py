@@ -179,3 +179,77 @@ def broker_process(tmp_path: Path) -> Iterator[Any]:
             if handle.proc.poll() is None:
                 os.kill(handle.proc.pid, signal.SIGKILL)
                 handle.proc.wait(30)
+
+
+class WireClient:
+    """A raw Kafka connection for tests: sends requests built from the protocol classes (or raw bytes)
+    and decodes responses, so tests can check exact bytes and per-partition error codes."""
+
+    def __init__(self, port: int, client_id: str = "wire-test", timeout_s: float = 10.0) -> None:
+        import socket
+
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
+        self.client_id = client_id
+        self.correlation_id = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def recv_exact(self, n: int) -> bytes:
+        out = bytearray()
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                raise ConnectionError(f"connection closed after {len(out)} of {n} bytes")
+            out += chunk
+        return bytes(out)
+
+    def recv_frame(self) -> bytes:
+        size = int.from_bytes(self.recv_exact(4), "big", signed=True)
+        return self.recv_exact(size)
+
+    def is_closed(self, wait_s: float = 5.0) -> bool:
+        """True when the peer closed the connection (EOF or reset) within wait_s."""
+        self.sock.settimeout(wait_s)
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+    def send(self, body: Any, api_version: int) -> int:
+        from kafkapy.protocol.header import RequestHeader, encode_request
+
+        self.correlation_id += 1
+        header = RequestHeader(body.API_KEY, api_version, self.correlation_id, self.client_id)
+        self.sock.sendall(encode_request(header, body))
+        return self.correlation_id
+
+    def request(self, body: Any, api_version: int) -> Any:
+        from kafkapy.protocol.header import decode_response
+
+        correlation_id = self.send(body, api_version)
+        got, response = decode_response(self.recv_frame(), body.API_KEY, api_version)
+        assert got == correlation_id
+        return response
+
+
+@pytest.fixture
+def wire_client() -> Iterator[Any]:
+    """`wire_client(port)` opens a WireClient; all are closed at teardown."""
+    opened: list[WireClient] = []
+
+    def connect(port: int, **kwargs: Any) -> WireClient:
+        client = WireClient(port, **kwargs)
+        opened.append(client)
+        return client
+
+    try:
+        yield connect
+    finally:
+        for client in opened:
+            client.close()

@@ -26,7 +26,7 @@ def test_kafka_python_lz4_produce_and_assign_consume(kafkapy_broker) -> None:
         futures.append((i, key, value, headers, producer.send(topic, value=value, key=key, headers=headers)))
     producer.flush(DEADLINE_S)
     acked: dict[int, tuple] = {}
-    for i, key, value, headers, fut in futures:
+    for _i, key, value, headers, fut in futures:
         md = fut.get(timeout=DEADLINE_S)
         assert md.topic == topic and md.partition == 0
         acked[md.offset] = (key, value, headers)
