@@ -118,7 +118,8 @@ def _requested_partitions(request: ElectLeadersRequest) -> list[TopicPartition] 
 
 
 def _elect_leaders_error(request: ElectLeadersRequest, version: int, code: int) -> ElectLeadersResponse:
-    return _election_response({tp: (code, None) for tp in _requested_partitions(request) or []}, code)
+    return _election_response({tp: (code, None) for tp in _requested_partitions(request) or []},
+                              code if version >= 1 else 0)
 
 
 @api(ApiKey.ELECT_LEADERS, 0, 2, error_response=_elect_leaders_error)
@@ -132,7 +133,8 @@ def handle_elect_leaders(ctx: Any, request: ElectLeadersRequest) -> ElectLeaders
         results = await_result(controller.elect_leaders(partitions, election_type),
                                deadline_for(ctx, request.timeout_ms), "elect leaders")
     except KafkaError as e:
-        return _election_response({tp: _outcome(e) for tp in partitions or []}, e.code)
+        return _election_response({tp: _outcome(e) for tp in partitions or []},
+                                  e.code if ctx.api_version >= 1 else 0)
     if partitions is None:
         results = {tp: e for tp, e in results.items() if not isinstance(e, ElectionNotNeededError)}
     return _election_response({tp: _outcome(e) for tp, e in results.items()})

@@ -94,7 +94,8 @@ def _describe_error(request: DescribeConfigsRequest, version: int, code: int) ->
 
 def _entry(e: DescribedConfig, version: int) -> Any:
     return DCResp.DescribeConfigsResourceResult(
-        name=e.name, value=e.value, read_only=e.read_only, is_default=e.is_default, config_source=e.source,
+        name=e.name, value=e.value, read_only=e.read_only, is_default=e.is_default and version == 0,
+        config_source=e.source,
         is_sensitive=e.is_sensitive, config_type=e.config_type, documentation=e.documentation,
         synonyms=[DCResp.DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source) for s in e.synonyms])
 
