@@ -231,15 +231,14 @@ def execute(args, out) -> int:
         for event in events:
             out.emit(json_object(event))
         return 0
-    stdout, stderr = out.stream, out.err
+    stdout = out.stream  # taken before a progress bar may proxy sys.stdout
     with out.progress(_total_bytes(options.files), "dump-log") as advance:
         for event in events:
             if isinstance(event, t.BatchLine):
                 advance(event.size)
             for to_stderr, line in text_lines(event):
                 if to_stderr:
-                    stdout.flush()
-                    stderr.write(line + "\n")
+                    out.error_line(line)  # looked up per line: a progress bar redirects stderr while shown
                 else:
                     stdout.write(line + "\n")
     return 0

@@ -158,9 +158,22 @@ class Renderer:
         if self.json or _plain_forced() or not _isatty(self.err) or _isatty(self.stream):
             yield lambda n: None
             return
+        import time
+
         from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(console=Console(file=self.err), transient=True) as bar:
+        # stdout is a file or pipe here: never proxy it (that would move output onto the terminal).
+        with Progress(console=Console(file=self.err), transient=True, redirect_stdout=False) as bar:
             task = bar.add_task(description, total=total)
-            yield lambda n: bar.advance(task, n)
+            pending = [0.0, time.monotonic()]
+
+            def advance(n: float) -> None:
+                pending[0] += n
+                now = time.monotonic()
+                if now - pending[1] >= 0.1:  # Rich redraws at 10 Hz; batch the updates per-call work
+                    bar.advance(task, pending[0])
+                    pending[0], pending[1] = 0.0, now
+
+            yield advance
+            bar.advance(task, pending[0])

@@ -202,6 +202,8 @@ def find_servers() -> list[ServerProcess]:
         pid = int(entry)
         if pid == me or pid in found:
             continue
+        if not _same_user(pid):
+            continue
         cmd = _proc_cmdline(pid)
         args = server_start_args(cmd) if cmd else None
         if args is None:
@@ -213,6 +215,17 @@ def find_servers() -> list[ServerProcess]:
         node_id, roles, config = _node_info(args, cwd)
         found[pid] = ServerProcess(pid, node_id, roles, config, "scan")
     return sorted(found.values(), key=lambda s: s.pid)
+
+
+def _same_user(pid: int) -> bool:
+    """Only this user's servers (root may stop anyone's), so other users' processes are never signalled."""
+    uid = os.getuid()
+    if uid == 0:
+        return True
+    try:
+        return os.stat(f"/proc/{pid}").st_uid == uid
+    except OSError:
+        return False
 
 
 def _matches(server: ServerProcess, process_role: str | None, node_id: int | None) -> bool:
