@@ -4,12 +4,10 @@ Flags are DumpLogSegments' (--files, --print-data-log, --deep-iteration, --verif
 --index-sanity-check, --max-message-size, --max-bytes, --key-decoder-class, --value-decoder-class,
 --offsets-decoder, --transaction-log-decoder, --skip-record-metadata); the logic is
 kafkapy.tools.dump_log. Text goes where Kafka sends it: dumps, "is empty", "passed sanity check" and
-"Found N invalid bytes" on stdout; "Ignoring unknown file", index mismatch, time index and
-non-consecutive offset reports on stderr. --output json: one JSON object per line on stdout, each
-with a "type" (dumping, logStartingOffset, batch, record, invalidBytes, indexEntry, timeIndexEntry,
-txnIndexEntry, notice, ignored, indexMismatches, timestampMismatches, outOfOrderTimestamps,
-indexedOffsetsNotFound, nonConsecutiveOffsets). A Rich progress bar (bytes of batches) shows on a
-terminal's stderr when stdout is redirected.
+"Found N invalid bytes" on stdout; "Ignoring unknown file", corrupt producer snapshots, index
+mismatch, time index and non-consecutive offset reports on stderr. --output json: one JSON object per
+line on stdout, each with a "type" (the first field of each RENDERERS row below). A Rich progress bar
+(bytes of batches) shows on a terminal's stderr when stdout is redirected.
 Thread-safety: one run per call, main thread.
 """
 
@@ -101,6 +99,16 @@ def _batches(e) -> Iterator[tuple[bool, str]]:
     yield False, batch_text(e)
 
 
+def _producer_snapshot(e) -> Iterator[tuple[bool, str]]:
+    txn = "OptionalLong.empty" if e.current_txn_first_offset is None else f"OptionalLong[{e.current_txn_first_offset}]"
+    line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: {e.coordinator_epoch} "
+            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.last_timestamp}")  # fmt: skip
+    if e.last_offset is not None:
+        line += (f" firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
+                 f"offsetDelta: {e.offset_delta} timestamp: {e.timestamp}")  # fmt: skip
+    yield False, line
+
+
 def _mismatches(e) -> Iterator[tuple[bool, str]]:
     yield True, f"Mismatches in :{e.file}"
     for index_offset, log_offset in e.mismatches:
@@ -119,6 +127,8 @@ RENDERERS = {
     "TxnIndexEntryLine": ("txnIndexEntry", _simple(
         "version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
         "lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")),
+    "ProducerSnapshotEntryLine": ("producerSnapshotEntry", _producer_snapshot),
+    "SnapshotError": ("snapshotError", _simple("{e.message}", to_stderr=True)),
     "Notice": ("notice", _simple("{e.text}")),
     "Ignored": ("ignored", _simple("Ignoring unknown file {e.file}", to_stderr=True)),
     "IndexMismatches": ("indexMismatches", _mismatches),

@@ -2,13 +2,17 @@
 
 Reads (never writes, never creates) `<base>.log` segments (magic 2 batches and magic 0/1 message
 sets), `<base>.index` (8-byte entries: relative offset int32, position int32), `<base>.timeindex`
-(12-byte entries: timestamp int64, relative offset int32) and `<base>.txnindex` (34-byte entries:
-version int16, producerId int64, firstOffset int64, lastOffset int64, lastStableOffset int64).
+(12-byte entries: timestamp int64, relative offset int32), `<base>.txnindex` (34-byte entries:
+version int16, producerId int64, firstOffset int64, lastOffset int64, lastStableOffset int64) and
+`<offset>.snapshot` producer state (version int16 = 1, crc uint32 = CRC-32C of the rest, int32 count,
+46-byte entries: producerId int64, epoch int16, lastSequence int32, lastOffset int64, offsetDelta
+int32, timestamp int64, coordinatorEpoch int32, currentTxnFirstOffset int64).
 Walks batches the way Kafka's FileLogInputStream does: stop when <= 17 bytes remain or a batch runs
 past the end (those bytes are reported as invalid), fail on a size field below 14.
 
 `dump_log_segments(options)` yields, in output order: Dumping, LogStartingOffset, BatchLine,
-RecordLine, InvalidBytes, IndexEntryLine, TimeIndexEntryLine, TxnIndexEntryLine, Notice, Ignored,
+RecordLine, InvalidBytes, IndexEntryLine, TimeIndexEntryLine, TxnIndexEntryLine,
+ProducerSnapshotEntryLine, SnapshotError, Notice, Ignored,
 then the end-of-run reports IndexMismatches, TimestampMismatches, OutOfOrderTimestamps,
 IndexedOffsetsNotFound, NonConsecutiveOffsets. kafkapy/cli/
 dump_log.py renders them in Kafka's exact words. Segment bytes are mmap'd read-only; records are
@@ -40,6 +44,9 @@ _OFFSET_SIZE = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
 _TIME_INDEX_ENTRY = struct.Struct(">qi")
 _TXN_INDEX_ENTRY = struct.Struct(">hqqqq")
+_SNAPSHOT_HEAD = struct.Struct(">hIi")  # version, crc (CRC-32C of everything after it), entry count
+_SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")  # pid, epoch, lastSeq, lastOffset, offsetDelta, ts, coordEpoch, txnFirst
+PRODUCER_SNAPSHOT_VERSION = 1
 _LEGACY_HEAD = struct.Struct(">IBb")  # crc, magic, attributes (after the log overhead)
 _INT64 = struct.Struct(">q")
 _V2_LAST_OFFSET_DELTA = 23
@@ -158,6 +165,27 @@ class TxnIndexEntryLine:
     first_offset: int
     last_offset: int
     last_stable_offset: int
+
+
+@dataclass
+class ProducerSnapshotEntryLine:
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    current_txn_first_offset: int | None
+    last_timestamp: int
+    first_sequence: int | None = None  # batch metadata: present when the last offset is >= 0
+    last_sequence: int | None = None
+    last_offset: int | None = None
+    offset_delta: int | None = None
+    timestamp: int | None = None
+
+
+@dataclass
+class SnapshotError:
+    """A corrupt producer snapshot, reported on stderr; the dump goes on with the next file."""
+
+    message: str
 
 
 @dataclass
@@ -607,6 +635,42 @@ def _dump_txn_index(path: str) -> Iterator[object]:
         yield TxnIndexEntryLine(version, pid, first, last, lso)
 
 
+def _dump_producer_snapshot(path: str) -> Iterator[object]:
+    """ProducerStateManager.readSnapshot: schema first, then version, then the CRC-32C from byte 6 on."""
+    from kafkapy.record.crc import crc32c
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ToolFailure(f"{path} (No such file or directory)") from None
+    try:
+        version, crc, count = _SNAPSHOT_HEAD.unpack_from(data, 0)
+        if count < 0 or len(data) < _SNAPSHOT_HEAD.size + count * _SNAPSHOT_ENTRY.size:
+            raise struct.error(f"Error reading array of size {count}, only {len(data) - _SNAPSHOT_HEAD.size} "
+                               "bytes available")  # fmt: skip
+    except struct.error as e:
+        yield SnapshotError(f"Snapshot failed schema validation: {e}")
+        return
+    if version != PRODUCER_SNAPSHOT_VERSION:
+        yield SnapshotError(f"Snapshot contained an unknown file version {version}")
+        return
+    computed = crc32c(memoryview(data)[6:])
+    if computed != crc:
+        yield SnapshotError(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: {computed}")
+        return
+    for i in range(count):
+        pid, epoch, seq, offset, delta, ts, coordinator_epoch, txn_first = _SNAPSHOT_ENTRY.unpack_from(
+            data, _SNAPSHOT_HEAD.size + i * _SNAPSHOT_ENTRY.size
+        )
+        line = ProducerSnapshotEntryLine(pid, epoch, coordinator_epoch, txn_first if txn_first >= 0 else None, ts)
+        if offset >= 0:
+            # DefaultRecordBatch.decrementSequence: sequences wrap at 2^31 - 1
+            line.first_sequence = seq - delta if seq >= delta else INT_MAX - (delta - seq) + 1
+            line.last_sequence, line.last_offset, line.offset_delta, line.timestamp = seq, offset, delta, ts
+        yield line
+
+
 def dump_log_segments(options: DumpLogOptions) -> Iterator[object]:
     """Dump each file in order, then yield the accumulated mismatch / non-consecutive reports."""
     parser: MessageParser | None = None
@@ -627,6 +691,8 @@ def dump_log_segments(options: DumpLogOptions) -> Iterator[object]:
             yield from _dump_time_index(path, options, time_errors)
         elif suffix == ".txnindex":
             yield from _dump_txn_index(path)
+        elif suffix == ".snapshot":
+            yield from _dump_producer_snapshot(path)
         else:
             yield Ignored(path)
     for file, by_offset in index_mismatches.items():

@@ -412,3 +412,40 @@ def test_segment_written_by_storage_log(tmp_path, capsys):
     assert time_lines and all(line == f"timestamp: {T0 + 10 * (int(line.split()[3]) // 2) + 1} offset: "
                                       f"{line.split()[3]}" for line in time_lines)  # fmt: skip
     assert os.path.getsize(str(seg) + ".log") == sum(sizes)
+
+
+def snapshot_bytes(entries: list[tuple[int, ...]], version: int = 1) -> bytes:
+    from kafkapy.record.crc import crc32c
+
+    body = struct.pack(">i", len(entries)) + b"".join(struct.pack(">qhiqiqiq", *e) for e in entries)
+    return struct.pack(">hI", version, crc32c(body)) + body
+
+
+def test_producer_snapshot(tmp_path, capsys):
+    path = tmp_path / "00000000000000000042.snapshot"
+    # (pid, epoch, lastSeq, lastOffset, offsetDelta, timestamp, coordinatorEpoch, currentTxnFirstOffset)
+    path.write_bytes(snapshot_bytes([(7, 1, 11, 41, 3, T0, 2, 38), (8, 0, 2, 40, 4, T0 + 1, -1, -1),
+                                     (9, 0, -1, -1, 0, T0 + 2, -1, -1)]))  # fmt: skip
+    rc, out, err = dump(capsys, "--files", str(path))
+    assert (rc, err) == (0, [])
+    assert out == [
+        f"Dumping {path}",
+        f"producerId: 7 producerEpoch: 1 coordinatorEpoch: 2 currentTxnFirstOffset: OptionalLong[38] lastTimestamp: {T0} "
+        f"firstSequence: 8 lastSequence: 11 lastOffset: 41 offsetDelta: 3 timestamp: {T0}",
+        f"producerId: 8 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: "
+        f"{T0 + 1} firstSequence: {2**31 - 2} lastSequence: 2 lastOffset: 40 offsetDelta: 4 timestamp: {T0 + 1}",
+        f"producerId: 9 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: "
+        f"{T0 + 2}",
+    ]
+    data = bytearray(path.read_bytes())
+    stored = struct.unpack_from(">I", data, 2)[0]
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    from kafkapy.record.crc import crc32c
+
+    rc, out, err = dump(capsys, "--files", str(path))
+    assert (rc, out) == (0, [f"Dumping {path}"])
+    assert err == [f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. "
+                   f"Computed crc: {crc32c(bytes(data[6:]))}"]  # fmt: skip
+    path.write_bytes(snapshot_bytes([], version=2))
+    assert dump(capsys, "--files", str(path))[2] == ["Snapshot contained an unknown file version 2"]
