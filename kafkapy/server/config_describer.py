@@ -28,6 +28,7 @@ from kafkapy.server.kafka_config import (
     ConfigType,
     KafkaConfig,
     parse_value,
+    to_config_string,
 )
 from kafkapy.storage.log_config import (
     BROKER_SYNONYM_DEFS,
@@ -136,7 +137,8 @@ class ConfigHelper:
         return props
 
     def topic_log_config(self, overrides: Mapping[str, str]) -> LogConfig:
-        broker = {k: v for k, v in self.broker_props().items() if k in BROKER_SYNONYM_DEFS or k in TOPIC_CONFIG_DEFS}
+        # Kafka's extractLogConfigMap: only the broker configs that are some topic config's synonym.
+        broker = {k: v for k, v in self.broker_props().items() if k in BROKER_SYNONYM_DEFS}
         return LogConfig.from_props(overrides, broker)
 
     # -- synonyms -----------------------------------------------------------------------------------------
@@ -213,9 +215,9 @@ class ConfigHelper:
         if name in self.dynamic_default:
             return self.dynamic_default[name]
         key = CONFIG_DEFS.get(name)
-        if key is None:
-            return self.static.get(name)
-        return self.config._string_value(name)
+        if key is None or (key.type is ConfigType.DOUBLE and name in self.static):
+            return self.static.get(name)  # unknown keys as written; doubles keep their Java spelling
+        return to_config_string(self.config.get(name))
 
     def _broker_entry(self, name: str, per_broker: bool, include_synonyms: bool,
                       include_documentation: bool) -> DescribedConfig:
@@ -338,8 +340,8 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
                 value = parse_topic_value(name, bdef.type, raw)
                 if bdef.validator is not None and value is not None:
                     bdef.validator(name, value)
-        except (ConfigError, ValueError) as e:
-            raise InvalidRequestError(str(e)) from None
+        except (ConfigError, ValueError, InvalidConfigError) as e:
+            raise InvalidRequestError(getattr(e, "message", None) or str(e)) from None
 
 
 def set_repr(names: Iterable[str]) -> str:
