@@ -142,9 +142,8 @@ def handle_create_topics(ctx: Any, request: CreateTopicsRequest) -> CreateTopics
         to_create.append(CreatableTopic(t.name, t.num_partitions, t.replication_factor, assignment, configs))
     results: dict[str, CreateTopicResult] = {}
     if to_create:
-        controller = controller_of(ctx)
-        future = controller.create_topics(to_create, validate_only=bool(request.validate_only))
         try:
+            future = controller_of(ctx).create_topics(to_create, validate_only=bool(request.validate_only))
             results = await_result(future, deadline_for(ctx, request.timeout_ms), "create topics")
         except KafkaError as e:
             results = {t.name: CreateTopicResult(t.name, e) for t in to_create}

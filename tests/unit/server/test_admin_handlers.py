@@ -1,0 +1,100 @@
+"""Admin handlers with a fake ctx: controller timeouts and absence, delegation of transactional InitProducerId."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from types import SimpleNamespace
+from typing import Any
+
+from kafkapy.common.errors import ErrorCode, NotControllerError
+from kafkapy.protocol.messages import (
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    ElectLeadersRequest,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
+from kafkapy.server.apis.cluster import handle_elect_leaders
+from kafkapy.server.apis.producer_ids import handle_init_producer_id
+from kafkapy.server.apis.registry import DEFERRED
+from kafkapy.server.apis.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
+from kafkapy.server.kafka_config import KafkaConfig
+
+
+class StuckController:
+    """Accepts every call and never answers (a controller busy elsewhere)."""
+
+    is_active = True
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: Future()
+
+
+class FakeCtx:
+    def __init__(self, version: int, controller: Any = None, **server: Any) -> None:
+        self.api_version = version
+        config = KafkaConfig.from_properties(None, {"log.dirs": "/tmp/unused", "request.timeout.ms": "50"})
+        cache = SimpleNamespace(contains_topic=lambda name: True, get_topic_name=lambda tid: None)
+        self.server = SimpleNamespace(config=config, controller=controller, metadata_cache=cache, extras={},
+                                      transaction_coordinator=None, **server)
+        self.responses: list[Any] = []
+
+    def respond(self, body: Any) -> None:
+        self.responses.append(body)
+
+
+def test_create_topics_times_out_per_topic() -> None:
+    req = CreateTopicsRequest(timeout_ms=30, topics=[CreateTopicsRequest.CreatableTopic(
+        name="t", num_partitions=1, replication_factor=1)])
+    resp = handle_create_topics(FakeCtx(5, StuckController()), req)
+    assert [(t.name, t.error_code, t.num_partitions) for t in resp.topics] == [("t", ErrorCode.REQUEST_TIMED_OUT, -1)]
+    assert resp.topics[0].error_message == "Timed out waiting for the controller to create topics."
+    req.timeout_ms = 0  # falls back to request.timeout.ms (50 here), still bounded
+    assert handle_create_topics(FakeCtx(5, StuckController()), req).topics[0].error_code == ErrorCode.REQUEST_TIMED_OUT
+
+
+def test_no_controller_is_not_controller() -> None:
+    req = CreateTopicsRequest(timeout_ms=30, topics=[CreateTopicsRequest.CreatableTopic(name="t")])
+    resp = handle_create_topics(FakeCtx(5, None), req)
+    assert [t.error_code for t in resp.topics] == [ErrorCode.NOT_CONTROLLER]
+    failed: Future = Future()
+    failed.set_exception(NotControllerError("Broker 0 is not the active controller."))
+    controller = SimpleNamespace(delete_topics=lambda names: failed, is_active=False)
+    resp = handle_delete_topics(FakeCtx(4, controller), DeleteTopicsRequest(topic_names=["a"], timeout_ms=1000))
+    assert [(r.name, r.error_code) for r in resp.responses] == [("a", ErrorCode.NOT_CONTROLLER)]
+    resp = handle_elect_leaders(FakeCtx(2, controller), ElectLeadersRequest(
+        topic_partitions=[ElectLeadersRequest.TopicPartitions(topic="a", partitions=[0])]))
+    assert resp.error_code == ErrorCode.NOT_CONTROLLER
+    assert [p.error_code for r in resp.replica_election_results for p in r.partition_result] == [ErrorCode.NOT_CONTROLLER]
+
+
+def test_create_partitions_times_out() -> None:
+    req = CreatePartitionsRequest(timeout_ms=20, topics=[CreatePartitionsRequest.CreatePartitionsTopic(
+        name="t", count=2, assignments=None)])
+    resp = handle_create_partitions(FakeCtx(3, StuckController()), req)
+    assert [(r.name, r.error_code) for r in resp.results] == [("t", ErrorCode.REQUEST_TIMED_OUT)]
+
+
+def test_transactional_init_producer_id_goes_to_the_coordinator() -> None:
+    calls = []
+
+    class Coordinator:
+        def handle_init_producer_id(self, transactional_id, timeout_ms, producer_id, producer_epoch, callback):
+            calls.append((transactional_id, timeout_ms, producer_id, producer_epoch))
+            callback(0, 4000, 3)
+
+    ctx = FakeCtx(4)
+    ctx.server.transaction_coordinator = Coordinator()
+    req = InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=5000, producer_id=7, producer_epoch=2)
+    assert handle_init_producer_id(ctx, req) is DEFERRED
+    assert calls == [("tx", 5000, 7, 2)]
+    (resp,) = ctx.responses
+    assert isinstance(resp, InitProducerIdResponse)
+    assert (resp.error_code, resp.producer_id, resp.producer_epoch) == (0, 4000, 3)
+
+
+def test_idempotent_init_producer_id_without_a_store_uses_memory() -> None:
+    ctx = FakeCtx(0)
+    ids = [handle_init_producer_id(ctx, InitProducerIdRequest(transactional_id=None)).producer_id for _ in range(3)]
+    assert ids == [0, 1, 2] and "producer_id_manager" in ctx.server.extras
