@@ -256,3 +256,11 @@ def test_load_properties(tmp_path):
     assert load_properties(str(f)) == {"bootstrap.servers": "h:1", "security.protocol": "PLAINTEXT", "long": "ab"}
     with pytest.raises(ToolError, match=r"missing.properties \(No such file or directory\)"):
         load_properties(str(tmp_path / "missing.properties"))
+
+
+def test_negative_numbers_are_values_not_flags():
+    p = ToolParser("get-offsets-like")
+    p.add_argument("--time")
+    p.add_argument("--shift-by", type=int)
+    args = p.parse(["--time", "-1", "--shift-by", "-5"])
+    assert args.time == "-1" and args.shift_by == -5
