@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from kafkapy.client.errors import KafkaTimeoutError, error_from_code
 from kafkapy.client.metadata import ZERO_UUID
@@ -48,8 +48,9 @@ _LEADER_ERRORS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ConsumerRecord:
+class ConsumerRecord(NamedTuple):
+    """One fetched record (a NamedTuple: cheap to build per record)."""
+
     topic: str
     partition: int
     offset: int
@@ -57,7 +58,7 @@ class ConsumerRecord:
     timestamp_type: int  # 0 CreateTime, 1 LogAppendTime (-1 none, magic 0)
     key: bytes | None
     value: bytes | None
-    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    headers: list[tuple[str, bytes | None]] = []
     leader_epoch: int | None = None
     serialized_key_size: int = -1
     serialized_value_size: int = -1
@@ -68,6 +69,15 @@ class OffsetAndTimestamp:
     offset: int
     timestamp: int
     leader_epoch: int | None = None
+
+
+@dataclass
+class _PartitionRecords:
+    """Parsed records of one partition not yet handed to the caller."""
+
+    tp: TopicPartition
+    records: list[ConsumerRecord]
+    index: int = 0
 
 
 @dataclass
@@ -106,7 +116,7 @@ class Fetcher:
         self._time = time
         self._pending: dict[int, tuple[Future, dict[TopicPartition, int], int]] = {}
         self._completed: deque[_CompletedFetch] = deque()
-        self._buffered: deque[ConsumerRecord] = deque()
+        self._buffered: deque[_PartitionRecords] = deque()
 
     # ------------------------------------------------------------------------------------------
     # fetching
@@ -121,9 +131,7 @@ class Fetcher:
         """Send a Fetch to each leader of fetchable partitions that has none in flight."""
         cluster = self.client.cluster
         by_node: dict[int, list[TopicPartition]] = {}
-        buffered = {c.tp for c in self._completed} | {
-            TopicPartition(r.topic, r.partition) for r in self._buffered
-        }
+        buffered = {c.tp for c in self._completed} | {pr.tp for pr in self._buffered}
         in_flight = {tp for _, parts, _ in self._pending.values() for tp in parts}
         for tp in self.subscriptions.fetchable_partitions():
             if tp in buffered or tp in in_flight:
@@ -257,9 +265,19 @@ class Fetcher:
         out: list[ConsumerRecord] = []
         while len(out) < max_records:
             if self._buffered:
-                take = min(max_records - len(out), len(self._buffered))
-                for _ in range(take):
-                    out.append(self._buffered.popleft())
+                pr = self._buffered[0]
+                st = self.subscriptions.state(pr.tp) if self.subscriptions.is_assigned(pr.tp) else None
+                if st is None or st.paused or st.position is None:
+                    self._buffered.popleft()
+                    continue
+                take = pr.records[pr.index : pr.index + (max_records - len(out))]
+                pr.index += len(take)
+                if pr.index >= len(pr.records):
+                    self._buffered.popleft()
+                out.extend(take)
+                last = take[-1]
+                # Positions advance as records are handed out (the buffer may hold more).
+                self.subscriptions.seek(pr.tp, last.offset + 1, last.leader_epoch)
                 continue
             if not self._completed:
                 break
@@ -270,15 +288,8 @@ class Fetcher:
             if st.position is None or st.position.offset != cf.fetch_offset or st.paused:
                 continue
             recs = self._parse(cf)
-            self._buffered.extend(recs)
-        if out:
-            # Positions advance as records are handed out (the buffer may hold more).
-            last: dict[TopicPartition, ConsumerRecord] = {}
-            for r in out:
-                last[TopicPartition(r.topic, r.partition)] = r
-            for tp, r in last.items():
-                if self.subscriptions.is_assigned(tp):
-                    self.subscriptions.seek(tp, r.offset + 1, r.leader_epoch)
+            if recs:
+                self._buffered.append(_PartitionRecords(cf.tp, recs))
         return out
 
     def _parse(self, cf: _CompletedFetch) -> list[ConsumerRecord]:
@@ -321,7 +332,7 @@ class Fetcher:
             self._buffered.clear()
             self._completed.clear()
             return
-        self._buffered = deque(r for r in self._buffered if (r.topic, r.partition) != tp)
+        self._buffered = deque(pr for pr in self._buffered if pr.tp != tp)
         self._completed = deque(c for c in self._completed if c.tp != tp)
 
     # ------------------------------------------------------------------------------------------

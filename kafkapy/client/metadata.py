@@ -72,6 +72,7 @@ class Cluster:
         self.cluster_id = cluster_id
         self.unauthorized_topics = unauthorized_topics
         self._by_id = {t.topic_id: t.name for t in self.topics.values() if t.topic_id != ZERO_UUID}
+        self._available: dict[str, list[int]] = {}  # memo: the snapshot is immutable
 
     @classmethod
     def from_response(cls, resp: Any) -> Cluster:
@@ -136,10 +137,15 @@ class Cluster:
         return len(t.partitions)
 
     def available_partitions(self, topic: str) -> list[int]:
-        t = self.topics.get(topic)
-        if t is None:
-            return []
-        return sorted(p for p, info in t.partitions.items() if info.leader >= 0 and info.leader in self.brokers)
+        """Partitions of topic with a live leader (memoised; treat the list as read-only)."""
+        avail = self._available.get(topic)
+        if avail is None:
+            t = self.topics.get(topic)
+            if t is None:
+                return []
+            avail = sorted(p for p, info in t.partitions.items() if info.leader >= 0 and info.leader in self.brokers)
+            self._available[topic] = avail
+        return avail
 
     def partition_info(self, tp: TopicPartition) -> PartitionInfo | None:
         t = self.topics.get(tp.topic)

@@ -73,7 +73,7 @@ class BuiltInPartitioner:
 
     def __init__(self, batch_size: int = 16384, ignore_keys: bool = False, rng: random.Random | None = None):
         self._batch_size = max(1, batch_size)
-        self._ignore_keys = ignore_keys
+        self.ignore_keys = ignore_keys
         self._rng = rng or random.Random()
         self._sticky: dict[str, _StickyState] = {}
         self._lock = threading.Lock()
@@ -87,7 +87,7 @@ class BuiltInPartitioner:
     ) -> int:
         if num_partitions <= 0:
             raise ValueError(f"topic {topic} has no partitions")
-        if key is not None and not self._ignore_keys:
+        if key is not None and not self.ignore_keys:
             return partition_for_key(key, num_partitions)
         with self._lock:
             st = self._sticky.get(topic)

@@ -23,7 +23,7 @@ from typing import Any
 from kafkapy.client.config import ProducerConfig
 from kafkapy.client.errors import KafkaTimeoutError
 from kafkapy.client.network_client import NetworkClient
-from kafkapy.client.partitioner import BuiltInPartitioner
+from kafkapy.client.partitioner import BuiltInPartitioner, partition_for_key
 from kafkapy.client.record_accumulator import (
     Callback,
     FutureRecordMetadata,
@@ -163,8 +163,14 @@ class KafkaProducer:
     ) -> FutureRecordMetadata:
         if self._closed:
             raise KafkaError("Cannot perform operation after producer has been closed")
-        key_b = self._key_serializer(topic, key) if self._key_serializer else _to_bytes(key)
-        value_b = self._value_serializer(topic, value) if self._value_serializer else _to_bytes(value)
+        if self._key_serializer is not None:
+            key_b = self._key_serializer(topic, key)
+        else:
+            key_b = key if key is None or type(key) is bytes else _to_bytes(key)
+        if self._value_serializer is not None:
+            value_b = self._value_serializer(topic, value)
+        else:
+            value_b = value if value is None or type(value) is bytes else _to_bytes(value)
         if headers:
             items = headers.items() if isinstance(headers, Mapping) else headers
             hdrs = [(k, _to_bytes(v)) for k, v in items]
@@ -178,23 +184,24 @@ class KafkaProducer:
         if partition is None:
             if self._partitioner is not None:
                 partition = int(self._partitioner(topic, key_b, count))
+            elif key_b is not None and not self._builtin.ignore_keys:
+                partition = partition_for_key(key_b, count)
             else:
                 partition = self._builtin.partition(topic, key_b, count, cluster.available_partitions(topic))
         elif partition < 0:
             raise UnknownTopicOrPartitionError(f"Invalid partition given with record: {partition}")
-        size = estimate_record_size_upper_bound(key_b, value_b, hdrs) + 61
-        if size > self.max_request_size:
+        size = estimate_record_size_upper_bound(key_b, value_b, hdrs)
+        if size + 61 > self.max_request_size:
             raise MessageTooLargeError(
-                f"The message is {size} bytes when serialized which is larger than {self.max_request_size}, "
+                f"The message is {size + 61} bytes when serialized which is larger than {self.max_request_size}, "
                 "which is the value of the max.request.size configuration."
             )
         if timestamp is None:
             timestamp = self._time.milliseconds()
-        tp = TopicPartition(topic, partition)
         fut, full, new_batch = self.accumulator.append(
-            tp, timestamp, key_b, value_b, hdrs, callback, self.max_block_ms
+            TopicPartition(topic, partition), timestamp, key_b, value_b, hdrs, callback, self.max_block_ms, size
         )
-        if self._partitioner is None and (key_b is None or self._builtin._ignore_keys):
+        if self._partitioner is None and (key_b is None or self._builtin.ignore_keys):
             self._builtin.update_partition_info(topic, partition, size, count, cluster.available_partitions(topic))
         if full or new_batch:
             self.sender.wakeup()

@@ -32,6 +32,7 @@ from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.compression import CompressionType
+from kafkapy.record.default_record import estimate_record_size_upper_bound
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 log = logging.getLogger(__name__)
@@ -158,11 +159,15 @@ class ProducerBatch:
         return len(self.records)
 
     def try_append(
-        self, timestamp: int, key: bytes | None, value: bytes | None, headers: Sequence, limit: int
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: Sequence, limit: int,
+        size: int,
     ) -> FutureRecordMetadata | None:
-        if self.closed or not self.builder.has_room_for(key, value, headers, limit):
+        """Append if the batch is open and `size` (the record's upper-bound size) fits under limit
+        (the first record always fits)."""
+        builder = self.builder
+        if self.closed or (self.records and builder.uncompressed_bytes + size > limit):
             return None
-        self.builder.append(timestamp, key, value, headers)
+        builder.append(timestamp, key, value, headers)
         fut = FutureRecordMetadata(
             self.result, len(self.records), timestamp,
             -1 if key is None else len(key), -1 if value is None else len(value),
@@ -221,7 +226,7 @@ class RecordAccumulator:
         self.buffer_memory = buffer_memory
         self._time = time
         self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
-        self._lock = threading.Condition()
+        self._lock = threading.Condition(threading.Lock())
         self._incomplete: set[ProducerBatch] = set()
         self._buffered_bytes = 0
         self._flushes_in_progress = 0
@@ -241,10 +246,12 @@ class RecordAccumulator:
         headers: Sequence,
         callback: Callback | None,
         max_block_ms: int,
-        producer_id: int = -1,
-        producer_epoch: int = -1,
+        size: int | None = None,
     ) -> tuple[FutureRecordMetadata, bool, bool]:
-        """Append a record; returns (future, batch_is_full, new_batch_created)."""
+        """Append a record (size: its encoded upper bound, computed if None); returns
+        (future, batch_is_full, new_batch_created)."""
+        if size is None:
+            size = estimate_record_size_upper_bound(key, value, headers)
         with self._lock:
             if self._closed:
                 raise KafkaError("Producer closed while send in progress")
@@ -253,7 +260,7 @@ class RecordAccumulator:
                 dq = self._batches[tp] = deque()
             if dq:
                 last = dq[-1]
-                fut = last.try_append(timestamp, key, value, headers, self.batch_size)
+                fut = last.try_append(timestamp, key, value, headers, self.batch_size, size)
                 if fut is not None:
                     if callback is not None:
                         last.callbacks.append((fut._relative, callback))
@@ -261,15 +268,10 @@ class RecordAccumulator:
                     return fut, full, False
                 last.closed = True
             self._reserve_memory(max_block_ms)
-            builder = MemoryRecordsBuilder(
-                compression=self.compression,
-                producer_id=producer_id,
-                producer_epoch=producer_epoch,
-                compression_level=self.compression_level,
-            )
+            builder = MemoryRecordsBuilder(compression=self.compression, compression_level=self.compression_level)
             batch = ProducerBatch(tp, builder, self._time.milliseconds())
             batch.buffer_bytes = self.batch_size
-            fut = batch.try_append(timestamp, key, value, headers, self.batch_size)
+            fut = batch.try_append(timestamp, key, value, headers, self.batch_size, size)
             assert fut is not None  # the first record always fits
             if callback is not None:
                 batch.callbacks.append((0, callback))

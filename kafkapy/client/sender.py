@@ -103,11 +103,16 @@ class Sender(threading.Thread):
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._fatal: BaseException | None = None
+        self._wake_pending = False
 
     # ------------------------------------------------------------------------------------------
     # control from other threads
 
     def wakeup(self) -> None:
+        # One byte in the pipe is enough until the Sender drains it; skip the syscall otherwise.
+        if self._wake_pending:
+            return
+        self._wake_pending = True
         try:
             os.write(self._wake_w, b"x")
         except (BlockingIOError, OSError):
@@ -288,6 +293,7 @@ class Sender(threading.Thread):
         except (OSError, ValueError):
             readable = []
         if self._wake_r in readable:
+            self._wake_pending = False
             try:
                 while os.read(self._wake_r, 4096):
                     pass
