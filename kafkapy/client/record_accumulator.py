@@ -388,6 +388,13 @@ class RecordAccumulator:
                 dq.appendleft(batch)
             self._lock.notify_all()
 
+    def reset_sequences(self) -> None:
+        """Forget the sequences of queued batches (a new producer id will assign fresh ones)."""
+        with self._lock:
+            for dq in self._batches.values():
+                for b in dq:
+                    b.base_sequence = -1
+
     def has_retry_before(self, batch: ProducerBatch) -> bool:
         """True when a batch of the same partition with a lower sequence is queued for retry."""
         with self._lock:

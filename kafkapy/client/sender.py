@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import select
+import struct
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import InitProducerIdRequest, ProduceRequest
+from kafkapy.record.batch_header import CRC_OFFSET, PRODUCER_ID_OFFSET
+from kafkapy.record.crc import crc32c
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,18 @@ _LEADER_ERRORS = {
     ErrorCode.FENCED_LEADER_EPOCH,
     ErrorCode.KAFKA_STORAGE_ERROR,
 }
+
+
+_PRODUCER_STATE = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
+_CRC = struct.Struct(">I")
+
+
+def restamp_producer_state(batch: bytes, producer_id: int, epoch: int, base_sequence: int) -> bytes:
+    """Rewrite a built batch's producer id/epoch/base sequence and its CRC (which covers them)."""
+    buf = bytearray(batch)
+    _PRODUCER_STATE.pack_into(buf, PRODUCER_ID_OFFSET, producer_id, epoch, base_sequence)
+    _CRC.pack_into(buf, CRC_OFFSET, crc32c(memoryview(buf)[CRC_OFFSET + 4 :]))
+    return bytes(buf)
 
 
 @dataclass
@@ -104,6 +119,7 @@ class Sender(threading.Thread):
         os.set_blocking(self._wake_w, False)
         self._fatal: BaseException | None = None
         self._wake_pending = False
+        self._need_pid_reset = False
 
     # ------------------------------------------------------------------------------------------
     # control from other threads
@@ -154,6 +170,16 @@ class Sender(threading.Thread):
             self._time.sleep(self.client.retry_backoff_ms)
 
     def run_once(self) -> None:
+        if self._need_pid_reset and not self._in_flight:
+            # A sequenced batch failed (or the broker lost our sequence): start over with a new
+            # producer id, so queued batches get fresh sequences from 0 (Java bumps the epoch).
+            log.info("Resetting producer id %s after a sequence gap", self.idempotence.producer_id)
+            self.idempotence = IdempotenceState()
+            self.accumulator.reset_sequences()
+            self._need_pid_reset = False
+        elif self._need_pid_reset:
+            self._poll(self.client.retry_backoff_ms)  # let in-flight requests finish first
+            return
         if self.idempotent and not self.idempotence.has_producer_id():
             if not self._init_producer_id():
                 return
@@ -244,14 +270,17 @@ class Sender(threading.Thread):
         by_tp: dict[TopicPartition, ProducerBatch] = {}
         st = self.idempotence
         for b in batches:
-            if b.built is None:
-                if self.idempotent:
-                    seq = st.next_sequence.get(b.tp, 0)
-                    b.base_sequence = seq
-                    st.next_sequence[b.tp] = (seq + b.record_count) & 0x7FFFFFFF
+            if self.idempotent and b.base_sequence < 0:
+                seq = st.next_sequence.get(b.tp, 0)
+                st.next_sequence[b.tp] = (seq + b.record_count) & 0x7FFFFFFF
+                b.base_sequence = seq
+                if b.built is None:
                     b.builder.producer_id = st.producer_id
                     b.builder.producer_epoch = st.producer_epoch
                     b.builder.base_sequence = seq
+                else:  # re-sequenced after a producer id reset
+                    b.built = restamp_producer_state(b.built, st.producer_id, st.producer_epoch, seq)
+            if b.built is None:
                 b.close()
             topics.setdefault(b.tp.topic, []).append(
                 ProduceRequest.PartitionProduceData(index=b.tp.partition, records=b.built)
@@ -356,10 +385,13 @@ class Sender(threading.Thread):
         if (
             self.idempotent
             and isinstance(err, KafkaError)
-            and err.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-            and self.accumulator.has_retry_before(b)
+            and err.code in (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCER_ID)
         ):
+            # Behind a batch being retried this is expected; otherwise the broker lost our sequence
+            # state (or an earlier batch failed): retry under a new producer id.
             retriable = True
+            if not self.accumulator.has_retry_before(b):
+                self._need_pid_reset = True
         if (
             retriable
             and b.attempts < self.retries
@@ -372,5 +404,7 @@ class Sender(threading.Thread):
         self._fail_batch(b, err)
 
     def _fail_batch(self, b: ProducerBatch, err: BaseException) -> None:
+        if self.idempotent and b.base_sequence >= 0:
+            self._need_pid_reset = True  # its sequence numbers leave a gap
         b.done(-1, -1, err)
         self.accumulator.deallocate(b)

@@ -13,8 +13,10 @@ from kafkapy.record.memory_records import MemoryRecords
 
 
 def scripted(port_ref: list[int], produce_errors: list[int]) -> Any:
-    """A one-broker cluster with topic t (1 partition); Produce answers pop errors, then succeed."""
+    """A one-broker cluster with topic t (1 partition); Produce answers pop errors, then succeed.
+    InitProducerId hands out producer ids 77, 78, ..."""
     log_end = [0]
+    next_pid = [77]
 
     def handle(header: Any, body: Any) -> Any:
         if header.api_key == 18:
@@ -29,7 +31,8 @@ def scripted(port_ref: list[int], produce_errors: list[int]) -> Any:
                                                 replica_nodes=[1], isr_nodes=[1])])],
             )
         if header.api_key == 22:
-            return InitProducerIdResponse(error_code=0, producer_id=77, producer_epoch=3)
+            next_pid[0] += 1
+            return InitProducerIdResponse(error_code=0, producer_id=next_pid[0] - 1, producer_epoch=3)
         if header.api_key == 0:
             R = ProduceResponse
             code = produce_errors.pop(0) if produce_errors else 0
@@ -96,3 +99,35 @@ def test_delivery_timeout_bounds_retries(fake_broker) -> None:
         assert isinstance(exc, KafkaError) and exc.retriable
     finally:
         producer.close(5)
+
+
+def test_failed_sequenced_batch_resets_producer_id(fake_broker) -> None:
+    port: list[int] = []
+    broker = fake_broker(scripted(port, [10]))  # the first batch fails for good
+    port.append(broker.port)
+    producer = KafkaProducer({"bootstrap.servers": f"127.0.0.1:{broker.port}", "linger.ms": 0,
+                              "retry.backoff.ms": 10})
+    try:
+        first = producer.send("t", b"a")
+        assert first.exception(5) is not None
+        second = producer.send("t", b"b")
+        assert second.result(5).offset == 0
+    finally:
+        producer.close(5)
+    produces = [b for k, _, b in broker.requests if k == 0]
+    batches = [next(MemoryRecords(p.topic_data[0].partition_data[0].records).batches()) for p in produces]
+    assert [(b.producer_id, b.base_sequence) for b in batches] == [(77, 0), (78, 0)]
+    assert all(b.is_valid() for b in batches)
+
+
+def test_restamp_producer_state_keeps_crc_valid() -> None:
+    from kafkapy.client.sender import restamp_producer_state
+    from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
+
+    builder = MemoryRecordsBuilder(producer_id=1, producer_epoch=0, base_sequence=5)
+    builder.append(1, b"k", b"v")
+    out = restamp_producer_state(builder.build(), 9, 2, 40)
+    (batch,) = MemoryRecords(out).batches()
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (9, 2, 40)
+    assert batch.is_valid()
+    assert [(r.key, r.value) for r in batch.records()] == [(b"k", b"v")]
