@@ -95,6 +95,8 @@ class KafkaProducer:
             buffer_memory=int(cfg["buffer.memory"]),
             time=time,
         )
+        # A compressed batch may hold more uncompressed bytes than batch.size, never more than a request.
+        self.accumulator.max_uncompressed_bytes = max(int(cfg["batch.size"]), self.max_request_size - 1024)
         self.sender = Sender(
             self.client,
             self.accumulator,

@@ -137,6 +137,7 @@ class ProducerBatch:
     __slots__ = (
         "tp", "builder", "result", "created_ms", "attempts", "last_attempt_ms", "records",
         "callbacks", "closed", "records_bytes", "in_retry", "base_sequence", "buffer_bytes", "built",
+        "uncompressed_bytes",
     )
 
     def __init__(self, tp: TopicPartition, builder: MemoryRecordsBuilder, now_ms: int) -> None:
@@ -153,6 +154,7 @@ class ProducerBatch:
         self.base_sequence = -1
         self.buffer_bytes = 0
         self.built: bytes | None = None
+        self.uncompressed_bytes = 0
 
     @property
     def record_count(self) -> int:
@@ -179,6 +181,7 @@ class ProducerBatch:
         """Freeze the batch and return its bytes (built once; sequence fixed by the caller first)."""
         self.closed = True
         if self.built is None:
+            self.uncompressed_bytes = self.builder.uncompressed_bytes
             self.built = self.builder.build()
         return self.built
 
@@ -233,6 +236,11 @@ class RecordAccumulator:
         self._closed = False
         self._drain_index: dict[int, int] = {}
         self.muted: set[TopicPartition] = set()
+        # Compressed batches: fill up to batch.size / estimated ratio uncompressed bytes, so the
+        # compressed batch lands near batch.size (Kafka's CompressionRatioEstimator, simplified).
+        self._ratios: dict[str, float] = {}
+        self._limits: dict[str, int] = {}
+        self.max_uncompressed_bytes = 1048576
 
     # ------------------------------------------------------------------------------------------
     # append
@@ -260,18 +268,19 @@ class RecordAccumulator:
                 dq = self._batches[tp] = deque()
             if dq:
                 last = dq[-1]
-                fut = last.try_append(timestamp, key, value, headers, self.batch_size, size)
+                limit = self._limits.get(tp.topic, self.batch_size)
+                fut = last.try_append(timestamp, key, value, headers, limit, size)
                 if fut is not None:
                     if callback is not None:
                         last.callbacks.append((fut._relative, callback))
-                    full = len(dq) > 1 or last.builder.estimated_size_in_bytes() >= self.batch_size
+                    full = len(dq) > 1 or last.builder.estimated_size_in_bytes() >= limit
                     return fut, full, False
                 last.closed = True
             self._reserve_memory(max_block_ms)
             builder = MemoryRecordsBuilder(compression=self.compression, compression_level=self.compression_level)
             batch = ProducerBatch(tp, builder, self._time.milliseconds())
             batch.buffer_bytes = self.batch_size
-            fut = batch.try_append(timestamp, key, value, headers, self.batch_size, size)
+            fut = batch.try_append(timestamp, key, value, headers, self._limits.get(tp.topic, self.batch_size), size)
             assert fut is not None  # the first record always fits
             if callback is not None:
                 batch.callbacks.append((0, callback))
@@ -387,6 +396,19 @@ class RecordAccumulator:
             else:
                 dq.appendleft(batch)
             self._lock.notify_all()
+
+    def record_compression(self, batch: ProducerBatch) -> None:
+        """Update the topic's compression ratio estimate from a built batch."""
+        if self.compression == CompressionType.NONE or not batch.built or batch.uncompressed_bytes <= 0:
+            return
+        observed = len(batch.built) / batch.uncompressed_bytes
+        topic = batch.tp.topic
+        est = self._ratios.get(topic, 1.0)
+        # Worse ratios are adopted at once (never overfill); better ones are approached slowly.
+        est = max(observed, est + 0.05) if observed > est else max(observed, est - 0.005)
+        est = min(max(est, 0.05), 1.0)
+        self._ratios[topic] = est
+        self._limits[topic] = min(int(self.batch_size / est), self.max_uncompressed_bytes)
 
     def reset_sequences(self) -> None:
         """Forget the sequences of queued batches (a new producer id will assign fresh ones)."""

@@ -282,6 +282,7 @@ class Sender(threading.Thread):
                     b.built = restamp_producer_state(b.built, st.producer_id, st.producer_epoch, seq)
             if b.built is None:
                 b.close()
+                self.accumulator.record_compression(b)
             topics.setdefault(b.tp.topic, []).append(
                 ProduceRequest.PartitionProduceData(index=b.tp.partition, records=b.built)
             )
