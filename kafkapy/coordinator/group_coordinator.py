@@ -20,6 +20,7 @@ No byte format (see group_records.py). Thread-safety: all group state under the 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ class GroupCoordinator(GroupOffsetsMixin):
         self.rebalance_purgatory = rebalance_purgatory
         self._operation_factory = operation_factory
         self.is_active = False
+        self._stop = threading.Event()
+        self._scheduler: threading.Thread | None = None
 
     @classmethod
     def create(cls, config: Any, time: Time, replica_manager: Any, metadata_cache: Any,
@@ -99,19 +102,40 @@ class GroupCoordinator(GroupOffsetsMixin):
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
-    def startup(self) -> None:
+    def startup(self, enable_scheduler: bool = True) -> None:
+        """Start answering; load the partitions this broker leads. The scheduler thread follows
+        leadership changes (every second) and expires offsets (offsets.retention.check.interval.ms)."""
         log.info("Starting up.")
         self.is_active = True
         self.refresh_ownership()
+        if enable_scheduler:
+            self._scheduler = threading.Thread(target=self._scheduler_loop, daemon=True,
+                                               name=f"group-coordinator-scheduler-{self.broker_id}")
+            self._scheduler.start()
         log.info("Startup complete.")
 
     def shutdown(self) -> None:
         log.info("Shutting down.")
         self.is_active = False
+        self._stop.set()
+        if self._scheduler is not None and self._scheduler is not threading.current_thread():
+            self._scheduler.join(timeout=5)
         self.group_manager.shutdown()
         self.heartbeat_purgatory.shutdown()
         self.rebalance_purgatory.shutdown()
         log.info("Shutdown complete.")
+
+    def _scheduler_loop(self) -> None:
+        interval = self.offset_config.offsets_retention_check_interval_ms
+        next_cleanup = self.time.milliseconds() + interval
+        while not self._stop.wait(1.0):
+            try:
+                self.refresh_ownership()
+                if self.time.milliseconds() >= next_cleanup:
+                    next_cleanup = self.time.milliseconds() + interval
+                    self.group_manager.cleanup_expired_offsets()
+            except Exception:
+                log.exception("Group coordinator background task failed; continuing")
 
     def partition_for(self, group_id: str) -> int:
         return self.group_manager.partition_for(group_id)

@@ -1,0 +1,311 @@
+"""Group APIs: FindCoordinator (10, v0-6, batched v4+), JoinGroup (11, v0-9), Heartbeat (12, v0-4),
+LeaveGroup (13, v0-5, batched v3+), SyncGroup (14, v0-5), DescribeGroups (15, v0-6), ListGroups (16, v0-5),
+DeleteGroups (42, v0-2); and the wiring of the GroupCoordinator into the broker.
+
+Handlers translate requests into GroupCoordinator calls and results into responses, version by
+version as Kafka's KafkaApis does. JoinGroup and SyncGroup answer from the coordinator's callback
+(DEFERRED: they wait in the rebalance purgatory, never on a handler thread). FindCoordinator finds the
+leader of the key's __consumer_offsets partition (abs(String.hashCode) % partitions) and asks the
+controller to create the internal topic when it does not exist yet (COORDINATOR_NOT_AVAILABLE meanwhile).
+`create_group_coordinator(services)` builds the coordinator with this broker's purgatories and the
+DelayedOperation adapter (the coordinator layer cannot import server/).
+
+Thread-safety: stateless; responses are sent from whichever thread completes the operation.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kafkapy.common.errors import ErrorCode
+from kafkapy.coordinator.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.group_metadata import JoinGroupResult, SyncGroupResult
+from kafkapy.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.messages import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
+
+TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
+# AclOperation bits a group supports: READ 3, DELETE 6, DESCRIBE 8 (all allowed without an authorizer).
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+CLASSIC_GROUP_TYPE = "classic"
+# Kafka's Errors.message() texts for the errors FindCoordinator answers with.
+_ERROR_MESSAGES = {
+    0: "NONE",
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    ErrorCode.NOT_COORDINATOR: "This is not the correct coordinator.",
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library "
+                               "or the message was sent to an incompatible broker. See the broker logs for more "
+                               "details.",
+}
+
+
+# -- wiring -----------------------------------------------------------------------------------------------
+
+class GroupDelayedOperation(DelayedOperation):
+    """A server DelayedOperation running a coordinator operation's logic (delayed_join.py, delayed_heartbeat.py)."""
+
+    def __init__(self, delay_ms: int, lock: threading.RLock, logic: Any) -> None:
+        super().__init__(delay_ms, lock)
+        self.logic = logic
+
+    def try_complete(self) -> bool:
+        return self.logic.try_complete(self.force_complete)
+
+    def on_complete(self) -> None:
+        self.logic.on_complete()
+
+    def on_expiration(self) -> None:
+        self.logic.on_expiration()
+
+
+def create_group_coordinator(services: Any) -> GroupCoordinator:
+    """The GroupCoordinator of a broker (call startup() once the replica manager is running)."""
+    time = services.time
+    broker_id = services.broker_id
+
+    def purgatory(name: str) -> DelayedOperationPurgatory:
+        return DelayedOperationPurgatory(name, time, broker_id=broker_id)
+
+    return GroupCoordinator.create(services.config, time, services.replica_manager, services.metadata_cache,
+                                   purgatory, GroupDelayedOperation, broker_id)
+
+
+def _coordinator(ctx: Any) -> GroupCoordinator | None:
+    coordinator = ctx.server.group_coordinator
+    return coordinator if coordinator is not None and coordinator.is_active else None
+
+
+# -- FindCoordinator ------------------------------------------------------------------------------------
+
+_creating_lock = threading.Lock()
+_last_create_ms: dict[str, int] = {}
+
+
+def _create_internal_topic(services: Any, topic: str) -> None:
+    """Ask the controller to create an internal topic (at most once a second: the controller answers
+    duplicates with TOPIC_ALREADY_EXISTS; the guard only spares it bursts of identical requests)."""
+    from kafkapy.server.apis.metadata import auto_create_topics
+
+    now = services.time.hi_res_clock_ms()
+    with _creating_lock:
+        if now - _last_create_ms.get(topic, -10_000) < 1000:
+            return
+        _last_create_ms[topic] = now
+    auto_create_topics(services, [topic])
+
+
+def find_coordinator_node(ctx: Any, key_type: int, key: str) -> tuple[int, int, str, int]:
+    """(error, node id, host, port) of the coordinator of `key`."""
+    services = ctx.server
+    if key_type == GROUP_KEY_TYPE:
+        coordinator = _coordinator(ctx)
+        if coordinator is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        topic, partition = GROUP_METADATA_TOPIC_NAME, coordinator.partition_for(key)
+    elif key_type == TRANSACTION_KEY_TYPE:
+        txn = services.transaction_coordinator
+        if txn is None or not hasattr(txn, "partition_for"):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        topic, partition = TRANSACTION_STATE_TOPIC_NAME, txn.partition_for(key)
+    else:
+        return ErrorCode.INVALID_REQUEST, -1, "", -1
+    cache = services.metadata_cache
+    listener = ctx.request.listener_name
+    if not cache.contains_topic(topic):
+        _create_internal_topic(services, topic)
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    metadata = cache.get_topic_metadata([topic], listener)
+    if not metadata or metadata[0].error_code:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    state = next((p for p in metadata[0].partitions if p.partition == partition), None)
+    if state is None or state.leader < 0:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    node = cache.get_alive_broker_node(state.leader, listener)
+    if node is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    if key_type == GROUP_KEY_TYPE and state.leader == services.broker_id:
+        # Start loading now, so the JoinGroup that follows finds the partition loaded.
+        _coordinator(ctx).refresh_partition(partition)
+    return 0, node.id, node.host, node.port
+
+
+@api(ApiKey.FIND_COORDINATOR, 0, 6)
+def handle_find_coordinator(ctx: Any, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
+    version = ctx.api_version
+    if version >= 4:
+        coordinators = []
+        for key in request.coordinator_keys:
+            error, node_id, host, port = find_coordinator_node(ctx, request.key_type, key)
+            coordinators.append(FindCoordinatorResponse.Coordinator(
+                key=key, node_id=node_id, host=host, port=port, error_code=error,
+                error_message=_ERROR_MESSAGES.get(error)))
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
+    error, node_id, host, port = find_coordinator_node(ctx, request.key_type, request.key)
+    return FindCoordinatorResponse(throttle_time_ms=0, error_code=error, error_message=_ERROR_MESSAGES.get(error),
+                                   node_id=node_id, host=host, port=port)
+
+
+# -- JoinGroup / SyncGroup / Heartbeat / LeaveGroup -----------------------------------------------------
+
+def join_group_response(result: JoinGroupResult, version: int) -> JoinGroupResponse:
+    members = [JoinGroupResponse.JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=md)
+               for m, i, md in result.members or []]
+    protocol_name = result.protocol_name if version >= 7 else (result.protocol_name or "")
+    return JoinGroupResponse(throttle_time_ms=0, error_code=result.error, generation_id=result.generation_id,
+                             protocol_type=result.protocol_type, protocol_name=protocol_name,
+                             leader=result.leader_id, skip_assignment=result.skip_assignment,
+                             member_id=result.member_id, members=members)
+
+
+@api(ApiKey.JOIN_GROUP, 0, 9)
+def handle_join_group(ctx: Any, request: JoinGroupRequest) -> Any:
+    version = ctx.api_version
+    coordinator = _coordinator(ctx)
+    if coordinator is None:
+        return join_group_response(JoinGroupResult(request.member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE), version)
+    # v0 has no rebalance timeout: the session timeout stands in for it.
+    rebalance_timeout = request.session_timeout_ms if version == 0 else request.rebalance_timeout_ms
+    protocols = [(p.name, bytes(p.metadata)) for p in request.protocols]
+    coordinator.handle_join_group(
+        request.group_id, request.member_id, request.group_instance_id,
+        version >= 4 and request.group_instance_id is None, version >= 9, ctx.client_id, "/" + ctx.client_host,
+        rebalance_timeout, request.session_timeout_ms, request.protocol_type, protocols,
+        lambda result: ctx.respond(join_group_response(result, version)), request.reason)
+    return DEFERRED
+
+
+def sync_group_response(result: SyncGroupResult) -> SyncGroupResponse:
+    return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
+                             protocol_name=result.protocol_name, assignment=result.assignment)
+
+
+@api(ApiKey.SYNC_GROUP, 0, 5)
+def handle_sync_group(ctx: Any, request: SyncGroupRequest) -> Any:
+    coordinator = _coordinator(ctx)
+    if coordinator is None:
+        return sync_group_response(SyncGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+    if ctx.api_version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # v5+ must name the protocol type and name (KIP-559).
+        return sync_group_response(SyncGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+    assignment = {a.member_id: bytes(a.assignment) for a in request.assignments}
+    coordinator.handle_sync_group(request.group_id, request.generation_id, request.member_id, request.protocol_type,
+                                  request.protocol_name, request.group_instance_id, assignment,
+                                  lambda result: ctx.respond(sync_group_response(result)))
+    return DEFERRED
+
+
+@api(ApiKey.HEARTBEAT, 0, 4)
+def handle_heartbeat(ctx: Any, request: HeartbeatRequest) -> HeartbeatResponse:
+    coordinator = _coordinator(ctx)
+    if coordinator is None:
+        return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    error = coordinator.handle_heartbeat(request.group_id, request.member_id, request.group_instance_id,
+                                         request.generation_id)
+    return HeartbeatResponse(throttle_time_ms=0, error_code=error)
+
+
+@api(ApiKey.LEAVE_GROUP, 0, 5)
+def handle_leave_group(ctx: Any, request: LeaveGroupRequest) -> LeaveGroupResponse:
+    version = ctx.api_version
+    if version < 3:
+        leaving = [(request.member_id, None, None)]
+    else:
+        leaving = [(m.member_id, m.group_instance_id, m.reason) for m in request.members]
+    coordinator = _coordinator(ctx)
+    if coordinator is None:
+        error, results = ErrorCode.COORDINATOR_NOT_AVAILABLE, []
+    else:
+        error, results = coordinator.handle_leave_group(request.group_id, leaving)
+    if version < 3:
+        # One member: its error is the response's (Kafka's LeaveGroupResponse for v0-2).
+        top = error or next((e for _, _, e in results if e), 0)
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=top)
+    members = [LeaveGroupResponse.MemberResponse(member_id=m, group_instance_id=i, error_code=e)
+               for m, i, e in results]
+    return LeaveGroupResponse(throttle_time_ms=0, error_code=error, members=members)
+
+
+# -- DescribeGroups / ListGroups / DeleteGroups ---------------------------------------------------------
+
+@api(ApiKey.DESCRIBE_GROUPS, 0, 6)
+def handle_describe_groups(ctx: Any, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+    version = ctx.api_version
+    coordinator = _coordinator(ctx)
+    ops = GROUP_AUTHORIZED_OPERATIONS if version >= 3 and request.include_authorized_operations \
+        else AUTHORIZED_OPERATIONS_OMITTED
+    Resp = DescribeGroupsResponse
+    groups = []
+    for group_id in request.groups:
+        if coordinator is None:
+            error, summary = ErrorCode.COORDINATOR_NOT_AVAILABLE, None
+            groups.append(Resp.DescribedGroup(error_code=error, group_id=group_id, group_state="", protocol_type="",
+                                              protocol_data="", authorized_operations=ops))
+            continue
+        error, summary = coordinator.handle_describe_group(group_id)
+        if summary is None:
+            missing = version >= 6
+            groups.append(Resp.DescribedGroup(
+                error_code=ErrorCode.GROUP_ID_NOT_FOUND if missing else 0,
+                error_message=f"Group {group_id} not found." if missing else None, group_id=group_id,
+                group_state="Dead", protocol_type="", protocol_data="", authorized_operations=ops))
+            continue
+        members = [Resp.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                             client_id=m.client_id, client_host=m.client_host,
+                                             member_metadata=m.metadata, member_assignment=m.assignment)
+                   for m in summary.members]
+        groups.append(Resp.DescribedGroup(error_code=error, group_id=group_id, group_state=summary.state,
+                                          protocol_type=summary.protocol_type, protocol_data=summary.protocol,
+                                          members=members, authorized_operations=ops))
+    return Resp(throttle_time_ms=0, groups=groups)
+
+
+@api(ApiKey.LIST_GROUPS, 0, 5)
+def handle_list_groups(ctx: Any, request: ListGroupsRequest) -> ListGroupsResponse:
+    coordinator = _coordinator(ctx)
+    if coordinator is None:
+        return ListGroupsResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    types = {t.lower() for t in request.types_filter or []}
+    if types and CLASSIC_GROUP_TYPE not in types:
+        return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=[])
+    error, overviews = coordinator.handle_list_groups(set(request.states_filter or []))
+    groups = [ListGroupsResponse.ListedGroup(group_id=o.group_id, protocol_type=o.protocol_type,
+                                             group_state=o.state, group_type=CLASSIC_GROUP_TYPE)
+              for o in sorted(overviews, key=lambda o: o.group_id)]
+    return ListGroupsResponse(throttle_time_ms=0, error_code=error, groups=groups)
+
+
+@api(ApiKey.DELETE_GROUPS, 0, 2)
+def handle_delete_groups(ctx: Any, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    coordinator = _coordinator(ctx)
+    names = list(dict.fromkeys(request.groups_names))
+    if coordinator is None:
+        errors = {g: ErrorCode.COORDINATOR_NOT_AVAILABLE for g in names}
+    else:
+        errors = coordinator.handle_delete_groups(names)
+    results = [DeleteGroupsResponse.DeletableGroupResult(group_id=g, error_code=errors[g]) for g in names]
+    return DeleteGroupsResponse(throttle_time_ms=0, results=results)
+
+
+__all__ = ["GroupDelayedOperation", "create_group_coordinator", "find_coordinator_node", "partition_for"]
