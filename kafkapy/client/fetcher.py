@@ -29,6 +29,7 @@ from kafkapy.common.errors import ErrorCode, KafkaError, OffsetOutOfRangeError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import FetchRequest, ListOffsetsRequest
+from kafkapy.record.control_record import ControlRecordType
 from kafkapy.record.memory_records import MemoryRecords
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class _CompletedFetch:
     fetch_offset: int
     records: Any  # memoryview or None
     high_watermark: int
+    aborted: list  # FetchResponse AbortedTransaction(producer_id, first_offset), read_committed only
     log_start_offset: int
     last_stable_offset: int
 
@@ -240,6 +242,7 @@ class Fetcher:
                     st.last_stable_offset = getattr(p, "last_stable_offset", -1)
                     self._completed.append(
                         _CompletedFetch(tp, offsets[tp], p.records, p.high_watermark,
+                                        getattr(p, "aborted_transactions", None) or [],
                                         st.log_start_offset, st.last_stable_offset)
                     )
                 elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
@@ -300,6 +303,10 @@ class Fetcher:
         position = cf.fetch_offset
         out: list[ConsumerRecord] = []
         next_offset = position
+        # read_committed: skip batches of aborted transactions (Java's Fetcher logic): a producer
+        # is "aborted" from its first aborted offset until its ABORT marker.
+        pending_aborts = sorted((a.first_offset, a.producer_id) for a in cf.aborted) if self.isolation_level else []
+        aborted_pids: set[int] = set()
         for batch in MemoryRecords(cf.records).batches():
             if batch.next_offset <= position:
                 continue
@@ -308,7 +315,13 @@ class Fetcher:
                     ErrorCode.CORRUPT_MESSAGE, f"Record batch for partition {tp} at offset {batch.base_offset} is invalid"
                 )
             next_offset = batch.next_offset
+            while pending_aborts and pending_aborts[0][0] <= batch.last_offset:
+                aborted_pids.add(pending_aborts.pop(0)[1])
             if getattr(batch, "is_control_batch", False):
+                if aborted_pids and batch.control_record_type() == ControlRecordType.ABORT:
+                    aborted_pids.discard(batch.producer_id)
+                continue
+            if aborted_pids and getattr(batch, "is_transactional", False) and batch.producer_id in aborted_pids:
                 continue
             ts_type = batch.timestamp_type
             epoch = getattr(batch, "partition_leader_epoch", -1)
