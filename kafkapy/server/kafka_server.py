@@ -30,6 +30,7 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.controller.controller import Controller
 from kafkapy.controller.controller_events import AlterPartitionItem
 from kafkapy.controller.local_store import LocalMetadataStore
+from kafkapy.server.apis.groups import create_group_coordinator
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_config import ConfigError, KafkaConfig
@@ -181,6 +182,10 @@ class KafkaServer:
             controller=self.controller, log_manager=self.log_manager, broker_id=self.broker_id,
             advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
             extras={"socket_server": self.socket_server, "broker_epoch": self.broker_epoch})
+        # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this
+        # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.
+        self.services.group_coordinator = create_group_coordinator(self.services)
+        self.services.group_coordinator.startup()
         self.apis = KafkaApis(self.request_channel, self.services)
         self.request_handler_pool = KafkaRequestHandlerPool(config.get_int("num.io.threads"), self.request_channel,
                                                             self.apis, self.broker_id, time)
@@ -252,6 +257,8 @@ class KafkaServer:
             step("the request handlers", self.request_handler_pool.shutdown)
         if self.request_channel is not None:
             step("the request channel", self.request_channel.clear)
+        if self.services is not None and self.services.group_coordinator is not None:  # coordinator/ owner
+            step("the group coordinator", self.services.group_coordinator.shutdown)
         if self.scheduler is not None:
             step("the scheduler", self.scheduler.shutdown)
         if self.replica_manager is not None:
