@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kafkapy.client import admin_types as T
+from kafkapy.client.admin_replicas import ReplicaAdminOps
 from kafkapy.client.admin_types import (
     AlterConfigOp,
     ClusterDescription,
@@ -45,7 +46,6 @@ from kafkapy.client.admin_types import (
 from kafkapy.client.config import AdminClientConfig
 from kafkapy.client.connection import our_version_range
 from kafkapy.client.errors import error_from_code
-from kafkapy.client.fetcher import list_offsets as _list_offsets
 from kafkapy.client.metadata import ZERO_UUID, Cluster, Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
@@ -70,7 +70,7 @@ def _err(code: int, message: str | None = None) -> KafkaError | None:
     return error_from_code(code, message) if code else None
 
 
-class AdminClient:
+class AdminClient(ReplicaAdminOps):
     def __init__(self, configs: Mapping[str, Any] | None = None, time: Time = SYSTEM, **overrides: Any) -> None:
         self.config = AdminClientConfig(configs, **overrides)
         if not self.config["client.id"]:
@@ -498,211 +498,6 @@ class AdminClient:
     def api_versions(self, node_id: int | None = None, timeout_ms: float | None = None) -> dict[int, tuple[int, int]]:
         node = self.client.least_loaded_node() if node_id is None else node_id
         return self.client.api_versions(node, self._timeout(timeout_ms))
-
-    # ------------------------------------------------------------------------------------------
-    # offsets and records
-
-    def list_offsets(
-        self,
-        specs: Mapping[TopicPartition, int | str],
-        isolation_level: str = "read_uncommitted",
-        timeout_ms: float | None = None,
-    ) -> dict[TopicPartition, ListOffsetsResultInfo | None]:
-        """Offsets per partition for earliest (-2) / latest (-1) / max-timestamp (-3) / a timestamp."""
-        timestamps = {TopicPartition(*tp): T.OffsetSpec.parse(s) for tp, s in specs.items()}
-        found = _list_offsets(self.client, timestamps, self._timeout(timeout_ms),
-                              1 if isolation_level == "read_committed" else 0)
-        return {
-            tp: (None if o is None else ListOffsetsResultInfo(o.offset, o.timestamp, o.leader_epoch))
-            for tp, o in found.items()
-        }
-
-    def _leaders(self, tps: Iterable[TopicPartition], deadline: float) -> dict[int, list[TopicPartition]]:
-        tps = list(tps)
-        cluster = self._metadata(sorted({tp.topic for tp in tps}), deadline)
-        by_node: dict[int, list[TopicPartition]] = {}
-        for tp in tps:
-            t = cluster.topic(tp.topic)
-            if t is None or t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION or tp.partition not in t.partitions:
-                raise error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                      f"This server does not host this topic-partition: {tp}")
-            leader = cluster.leader_for(tp)
-            if leader is None:
-                raise error_from_code(ErrorCode.LEADER_NOT_AVAILABLE, f"No leader for {tp}")
-            by_node.setdefault(leader, []).append(tp)
-        return by_node
-
-    def delete_records(
-        self, offsets: Mapping[TopicPartition, int], timeout_ms: float | None = None, raise_errors: bool = True
-    ) -> dict[TopicPartition, int | KafkaError]:
-        """Delete records before each offset (-1 = high watermark); returns the new low watermarks."""
-        timeout = self._timeout(timeout_ms)
-        deadline = self._time.milliseconds() + timeout
-        out: dict[TopicPartition, int | KafkaError] = {}
-        pending = {TopicPartition(*tp): o for tp, o in offsets.items()}
-
-        def attempt() -> None:
-            for node, tps in self._leaders(list(pending), deadline).items():
-                def build(version: int, tps: list[TopicPartition] = tps) -> Any:
-                    R = M.DeleteRecordsRequest
-                    topics: dict[str, list] = {}
-                    for tp in tps:
-                        topics.setdefault(tp.topic, []).append(
-                            R.DeleteRecordsPartition(partition_index=tp.partition, offset=pending[tp]))
-                    return R(topics=[R.DeleteRecordsTopic(name=t, partitions=p) for t, p in topics.items()],
-                             timeout_ms=int(timeout))
-
-                resp = self.client.request(node, build, self._remaining(deadline), api_key=21)
-                retriable: KafkaError | None = None
-                for t in resp.topics:
-                    for p in t.partitions:
-                        tp = TopicPartition(t.name, p.partition_index)
-                        err = _err(p.error_code, f"partition {tp}")
-                        if err is not None and err.retriable:
-                            retriable = err
-                            continue
-                        out[tp] = err if err is not None else p.low_watermark
-                        pending.pop(tp, None)
-                if retriable is not None:
-                    self.client.metadata.request_update()
-                    raise retriable
-
-        self.client.with_retries(attempt, timeout, "deleteRecords")
-        if raise_errors:
-            for v in out.values():
-                if isinstance(v, KafkaError):
-                    raise v
-        return out
-
-    def describe_log_dirs(
-        self, brokers: Iterable[int] | None = None, topics: Mapping[str, list[int]] | None = None,
-        timeout_ms: float | None = None,
-    ) -> dict[int, dict[str, LogDirDescription]]:
-        """Log dirs of each broker (all brokers by default), with replica sizes and lags."""
-        timeout = self._timeout(timeout_ms)
-        deadline = self._time.milliseconds() + timeout
-        if brokers is None:
-            brokers = sorted(self._metadata([], deadline).brokers)
-        out: dict[int, dict[str, LogDirDescription]] = {}
-        for broker in brokers:
-            def build(version: int) -> Any:
-                R = M.DescribeLogDirsRequest
-                return R(topics=None if topics is None else [
-                    R.DescribableLogDirTopic(topic=t, partitions=list(p)) for t, p in topics.items()
-                ])
-
-            def handle(resp: Any) -> dict[str, LogDirDescription]:
-                if getattr(resp, "error_code", 0):
-                    raise error_from_code(resp.error_code)
-                dirs: dict[str, LogDirDescription] = {}
-                for r in resp.results:
-                    d = LogDirDescription(r.log_dir, _err(r.error_code),
-                                          total_bytes=None if getattr(r, "total_bytes", -1) < 0 else r.total_bytes,
-                                          usable_bytes=None if getattr(r, "usable_bytes", -1) < 0 else r.usable_bytes)
-                    for t in r.topics:
-                        for p in t.partitions:
-                            d.replicas[TopicPartition(t.name, p.partition_index)] = ReplicaInfo(
-                                p.partition_size, p.offset_lag, p.is_future_key)
-                    dirs[r.log_dir] = d
-                return dirs
-
-            out[broker] = self._call(broker, build, 35, self._remaining(deadline), handle, "describeLogDirs")
-        return out
-
-    # ------------------------------------------------------------------------------------------
-    # leaders and reassignments
-
-    def elect_leaders(
-        self,
-        election_type: ElectionType = ElectionType.PREFERRED,
-        partitions: Iterable[TopicPartition] | None = None,
-        timeout_ms: float | None = None,
-    ) -> dict[TopicPartition, KafkaError | None]:
-        """Elect leaders (None = all partitions); per-partition errors are returned, not raised."""
-        timeout = self._timeout(timeout_ms)
-        tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
-
-        def build(version: int) -> Any:
-            R = M.ElectLeadersRequest
-            if tps is None:
-                parts = None
-            else:
-                by_topic: dict[str, list[int]] = {}
-                for tp in tps:
-                    by_topic.setdefault(tp.topic, []).append(tp.partition)
-                parts = [R.TopicPartitions(topic=t, partitions=p) for t, p in by_topic.items()]
-            if version == 0 and election_type != ElectionType.PREFERRED:
-                raise UnsupportedVersionError("unclean election needs ElectLeaders v1")
-            return R(election_type=int(election_type), topic_partitions=parts, timeout_ms=int(timeout))
-
-        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
-            code = getattr(resp, "error_code", 0)
-            if code == ErrorCode.NOT_CONTROLLER:
-                raise NotControllerError()
-            if code:
-                raise error_from_code(code)
-            return {
-                TopicPartition(r.topic, p.partition_id): _err(p.error_code, p.error_message)
-                for r in resp.replica_election_results for p in r.partition_result
-            }
-
-        return self._call(self._controller, build, 43, timeout, handle, "electLeaders")
-
-    def alter_partition_reassignments(
-        self, reassignments: Mapping[TopicPartition, list[int] | None], timeout_ms: float | None = None,
-    ) -> dict[TopicPartition, KafkaError | None]:
-        """Start (replicas list) or cancel (None) reassignments; per-partition errors are returned."""
-        timeout = self._timeout(timeout_ms)
-
-        def build(version: int) -> Any:
-            R = M.AlterPartitionReassignmentsRequest
-            by_topic: dict[str, list] = {}
-            for tp, replicas in reassignments.items():
-                by_topic.setdefault(tp[0], []).append(R.ReassignablePartition(
-                    partition_index=tp[1], replicas=None if replicas is None else list(replicas)))
-            return R(timeout_ms=int(timeout),
-                     topics=[R.ReassignableTopic(name=t, partitions=p) for t, p in by_topic.items()])
-
-        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
-            if resp.error_code == ErrorCode.NOT_CONTROLLER:
-                raise NotControllerError()
-            if resp.error_code:
-                raise error_from_code(resp.error_code, resp.error_message)
-            return {
-                TopicPartition(t.name, p.partition_index): _err(p.error_code, p.error_message)
-                for t in resp.responses for p in t.partitions
-            }
-
-        return self._call(self._controller, build, 45, timeout, handle, "alterPartitionReassignments")
-
-    def list_partition_reassignments(
-        self, partitions: Iterable[TopicPartition] | None = None, timeout_ms: float | None = None,
-    ) -> dict[TopicPartition, PartitionReassignment]:
-        timeout = self._timeout(timeout_ms)
-        tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
-
-        def build(version: int) -> Any:
-            R = M.ListPartitionReassignmentsRequest
-            if tps is None:
-                return R(timeout_ms=int(timeout), topics=None)
-            by_topic: dict[str, list[int]] = {}
-            for tp in tps:
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
-            return R(timeout_ms=int(timeout), topics=[
-                R.ListPartitionReassignmentsTopics(name=t, partition_indexes=p) for t, p in by_topic.items()])
-
-        def handle(resp: Any) -> dict[TopicPartition, PartitionReassignment]:
-            if resp.error_code == ErrorCode.NOT_CONTROLLER:
-                raise NotControllerError()
-            if resp.error_code:
-                raise error_from_code(resp.error_code, resp.error_message)
-            return {
-                TopicPartition(t.name, p.partition_index): PartitionReassignment(
-                    list(p.replicas), list(p.adding_replicas), list(p.removing_replicas))
-                for t in resp.topics for p in t.partitions
-            }
-
-        return self._call(self._controller, build, 46, timeout, handle, "listPartitionReassignments")
 
     # ------------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ Assignors keep per-member state (their last assignment); one instance per consum
 
 from __future__ import annotations
 
+import builtins
 import enum
 from collections.abc import Iterable
 from typing import Any
@@ -61,7 +62,8 @@ def member_sort_key(member_id: str, subscription: Subscription) -> tuple[int, st
 
 
 def partitions_for(topic: str, count: int) -> list[TopicPartition]:
-    return [TopicPartition(topic, p) for p in range(count)]
+    # builtins.range: importing the `range` submodule rebinds `range` in this package's namespace.
+    return [TopicPartition(topic, p) for p in builtins.range(count)]
 
 
 def as_assignments(lists: dict[str, list[TopicPartition]]) -> dict[str, Assignment]:

@@ -200,29 +200,63 @@ class AbstractStickyAssignor(ConsumerPartitionAssignor):
         for tp in unassigned:
             best = min(eligible[tp], key=lambda m: (len(assignment[m]), potential[m], m))
             assignment[best].append(tp)
-        # Balance: move a partition to an eligible member holding at least two fewer, until none can move.
-        limit = (len(eligible) + 1) * (len(members) + 1) * 4
-        for _ in range(limit):
-            move = self._find_move(assignment, eligible, members)
-            if move is None:
-                break
-            tp, src, dst = move
-            assignment[src].remove(tp)
-            assignment[dst].append(tp)
+        self._balance(assignment, eligible, members, {tp for parts in owned.values() for tp in parts})
         return assignment
 
     @staticmethod
-    def _find_move(
-        assignment: dict[str, list[TopicPartition]], eligible: dict[TopicPartition, list[str]], members: list[str]
-    ) -> tuple[TopicPartition, str, str] | None:
-        by_load = sorted(members, key=lambda m: (-len(assignment[m]), m))
-        for src in by_load:
-            # Move the most recently added partitions first: owned ones (listed first) stay put longest.
-            for tp in reversed(assignment[src]):
-                candidates = [m for m in eligible[tp] if len(assignment[m]) + 1 < len(assignment[src])]
-                if candidates:
-                    dst = min(candidates, key=lambda m: (len(assignment[m]), m))
-                    return tp, src, dst
+    def _balance(
+        assignment: dict[str, list[TopicPartition]],
+        eligible: dict[TopicPartition, list[str]],
+        members: list[str],
+        owned: set[TopicPartition],
+    ) -> None:
+        """Shift load along chains of moves (u gives a partition to v, v to w, ...) from a member to one
+        holding at least two fewer, until no such chain exists; each chain leaves the members in between
+        with the same count. Newly assigned partitions move before previously owned ones."""
+        holders = {tp: m for m, parts in assignment.items() for tp in parts}
+        limit = (len(holders) + 1) * (len(members) + 1)
+        for _ in range(limit):
+            loads = {m: len(assignment[m]) for m in members}
+            path = None
+            for src in sorted(members, key=lambda m: (-loads[m], m)):
+                path = AbstractStickyAssignor._chain_from(src, assignment, eligible, loads, owned)
+                if path:
+                    break
+            if not path:
+                return
+            for tp, src, dst in path:
+                assignment[src].remove(tp)
+                assignment[dst].append(tp)
+
+    @staticmethod
+    def _chain_from(
+        src: str,
+        assignment: dict[str, list[TopicPartition]],
+        eligible: dict[TopicPartition, list[str]],
+        loads: dict[str, int],
+        owned: set[TopicPartition],
+    ) -> list[tuple[TopicPartition, str, str]] | None:
+        parent: dict[str, tuple[str, TopicPartition]] = {}
+        queue = [src]
+        seen = {src}
+        target = loads[src] - 2
+        for u in queue:
+            parts = sorted(assignment[u], key=lambda tp: (tp in owned, tp.topic, tp.partition))
+            for tp in parts:
+                for v in eligible[tp]:
+                    if v in seen:
+                        continue
+                    seen.add(v)
+                    parent[v] = (u, tp)
+                    if loads[v] <= target:
+                        chain = []
+                        node = v
+                        while node != src:
+                            prev, moved = parent[node]
+                            chain.append((moved, prev, node))
+                            node = prev
+                        return chain[::-1]
+                    queue.append(v)
         return None
 
 
