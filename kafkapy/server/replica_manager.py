@@ -3,7 +3,8 @@
 Applies the controller's LeaderAndIsr decisions (creating Partitions over logs from the LogManager,
 making this broker leader or follower) and StopReplica (dropping, optionally deleting, partitions).
 Produce: per partition, Kafka's ProduceRequest.validateRecords structure check (v3+: exactly one
-magic-2 batch, zstd only from v7; no CRC here, the log checks it once) then one append as leader;
+magic-2 batch, zstd only from v7; no CRC here, the log checks it once) then one append as leader
+(v0-2 magic 0/1 message sets are first up-converted to one magic-2 batch, as Kafka 3.x did);
 acks=-1 waits in the produce purgatory (DelayedProduce) until the HW reaches the appended offset.
 Fetch: reads whole batches as FileRegions (never into Python) within partition_max_bytes and the
 response's max_bytes (only the first partition with data may exceed it, by one batch; v0-2 never);
@@ -43,6 +44,8 @@ from kafkapy.common.file_region import FileRegion
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.memory_records import MemoryRecords
+from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 from kafkapy.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from kafkapy.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkapy.server.purgatory import DelayedOperationPurgatory
@@ -151,6 +154,26 @@ def validate_produce_batch_structure(records: Any, version: int) -> None:
         rest = n - size - 12
         if rest >= 12 and size + 12 + 12 + struct.unpack_from(">i", records, size + 12 + 8)[0] <= n:
             raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
+
+
+def up_convert_legacy_records(records: Any) -> Any:
+    """Produce v0-2 carry magic 0/1 message sets; like Kafka 3.x's LogValidator, convert them to one magic-2
+    batch (same codec, keys, values, timestamps) since the log stores magic 2 only. Per-record work, on the
+    legacy path only: requests that already carry magic 2 are returned as they are."""
+    if records is None or len(records) < 17 or records[16] >= 2:
+        return records
+    builder: MemoryRecordsBuilder | None = None
+    for legacy in MemoryRecords(records).batches():
+        if legacy.magic >= 2:
+            raise InvalidRecordError("A produce request mixes magic 2 batches with legacy message sets")
+        legacy.ensure_valid()
+        if builder is None:
+            builder = MemoryRecordsBuilder(compression=legacy.compression)
+        for r in legacy.records():
+            builder.append(r.timestamp, r.key, r.value)
+    if builder is None:
+        raise InvalidRecordError("Produce requests must have at least one record per partition")
+    return builder.build()
 
 
 class ReplicaManager:
@@ -315,6 +338,8 @@ class ReplicaManager:
                     raise InvalidTopicExceptionError(f"Cannot append to internal topic {tp.topic}")
                 partition = self.get_partition_or_error(tp)
                 if produce_version is not None:
+                    if produce_version < 3:
+                        records = up_convert_legacy_records(records)
                     validate_produce_batch_structure(records, produce_version)
                 info = partition.append_records_to_leader(records if records is not None else b"", required_acks,
                                                           origin=origin)

@@ -4,7 +4,6 @@ acks=0, topic ids, fetch sessions and long polls."""
 
 from __future__ import annotations
 
-import struct
 import time
 import uuid
 
@@ -83,7 +82,7 @@ def test_api_versions_advertises_the_data_path(kafkapy_broker, wire_client) -> N
     client = wire_client(kafkapy_broker.port)
     resp = client.request(ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
     ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
-    assert ranges[0] == (0, 12) and ranges[1] == (0, 17) and ranges[2] == (0, 10)
+    assert ranges[0] == (0, 12) and ranges[1] == (4, 17) and ranges[2] == (0, 10)
     assert ranges[3] == (0, 13) and ranges[23] == (0, 4)
 
 
@@ -232,13 +231,28 @@ def test_list_offsets_and_offset_for_leader_epoch(kafkapy_broker, wire_client) -
     assert list_offsets(-2, 5).offset == 2
 
 
-@pytest.mark.parametrize("version", [0, 2])
-def test_produce_old_versions_answer_per_partition(kafkapy_broker, wire_client, version: int) -> None:
+@pytest.mark.parametrize("version,magic,codec", [(0, 0, 0), (1, 0, 1), (2, 1, 0), (2, 1, 3)])
+def test_produce_v0_to_v2_up_converts_legacy_message_sets(kafkapy_broker, wire_client, version: int, magic: int,
+                                                          codec: int) -> None:
+    from kafkapy.record.legacy_record import LegacyRecordBatchBuilder
+    from kafkapy.record.memory_records import MemoryRecords
+
     client = wire_client(kafkapy_broker.port)
-    create(client, "pf-old")
-    legacy = bytearray(batch(b"m"))
-    legacy[16] = 1  # magic 1: what v0-2 producers send; the log stores magic 2 only
-    r = produce(client, "pf-old", bytes(legacy), version=version)
-    assert r.error_code == ErrorCode.INVALID_RECORD
-    size = struct.unpack(">i", legacy[8:12])[0]
-    assert size > 0
+    topic = f"pf-old-{version}-{magic}-{codec}"
+    create(client, topic)
+    legacy = LegacyRecordBatchBuilder(magic, compression=codec)
+    legacy.append(1_600_000_000_000, b"k1", b"legacy one")
+    legacy.append(1_600_000_000_001, None, None)
+    legacy.append(1_600_000_000_002, b"k3", b"legacy three")
+    r = produce(client, topic, legacy.build(), version=version)
+    assert (r.error_code, r.base_offset) == (0, 0)
+    part = fetch(client, topic, 0, version=11).responses[0].partitions[0]
+    [batch_] = list(MemoryRecords(bytes(part.records)).batches())
+    assert batch_.magic == 2 and batch_.compression == codec and part.high_watermark == 3
+    got = [(r.offset, r.key, r.value) for r in batch_.records()]
+    assert got == [(0, b"k1", b"legacy one"), (1, None, None), (2, b"k3", b"legacy three")]
+    if magic == 1:
+        assert [r.timestamp for r in batch_.records()] == [1_600_000_000_000, 1_600_000_000_001, 1_600_000_000_002]
+    corrupt = bytearray(legacy.build())
+    corrupt[-1] ^= 0xFF
+    assert produce(client, topic, bytes(corrupt), version=version).error_code == ErrorCode.CORRUPT_MESSAGE

@@ -1,12 +1,14 @@
-"""Fetch (api key 1), v0-17: reads through the ReplicaManager and answers with records as FileRegions.
+"""Fetch (api key 1), v4-17: reads through the ReplicaManager and answers with records as FileRegions.
 
 The records of every partition go out with os.sendfile straight from the segment file: they are
 never read into Python here. v13+ name topics by id (unknown id -> UNKNOWN_TOPIC_ID per partition).
 Fetch sessions (KIP-227): this broker keeps none (as Kafka with max.incremental.fetch.session.cache.slots=0):
 a full request (session epoch 0 or -1) is answered in full with session id 0, which clients treat as
 "sessionless"; an incremental request (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND, so the client
-starts over with a full one. v0-2 have a hard max-bytes limit (no oversized first batch); later
-versions return at least one batch. max_bytes is capped by fetch.max.bytes; min_bytes by max_bytes.
+starts over with a full one. v0-3 are not served (as Kafka 4): their clients read magic 0/1 only, and
+the log holds magic 2, which this broker never down-converts (the records never enter Python). Every
+served version returns at least one batch per response. max_bytes is capped by fetch.max.bytes;
+min_bytes by max_bytes.
 Thread-safety: stateless; the response is sent from whichever thread completes the fetch.
 """
 
@@ -53,7 +55,7 @@ def fetch_error_response(request: FetchRequest, version: int, code: int) -> Fetc
     return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
 
 
-@api(ApiKey.FETCH, 0, 17, error_response=fetch_error_response)
+@api(ApiKey.FETCH, 4, 17, error_response=fetch_error_response)
 def handle_fetch(ctx: Any, request: FetchRequest) -> Any:
     services = ctx.server
     version = ctx.api_version

@@ -1,10 +1,10 @@
 """Produce (api key 0), v0-12: hands each partition's records to the ReplicaManager and answers per partition.
 
 Versions: v3+ must carry exactly one magic-2 batch per partition (checked by the ReplicaManager before
-the CRC, as Kafka's ProduceRequest.validateRecords). v0-2 are decoded and served too, but the log
-stores magic 2 only, so their usual magic 0/1 payloads are refused with INVALID_RECORD per partition
-exactly as Kafka 4 answers them; v0 is advertised because librdkafka derives its compression feature
-flags from the Produce range starting at 0 (KAFKA-18659). acks must be -1, 0 or 1 (else
+the CRC, as Kafka's ProduceRequest.validateRecords). v0-2 are served as Kafka 3.x served them: their
+magic 0/1 message sets are up-converted to one magic-2 batch (the log stores magic 2 only). Kafka 4
+still advertises v0 (but refuses v0-2) because librdkafka derives its compression feature flags from
+the Produce range starting at 0 (KAFKA-18659); here v0-2 really work. acks must be -1, 0 or 1 (else
 INVALID_REQUIRED_ACKS); acks=0 sends no response, but closes the connection if a partition failed, as
 Kafka does, so the producer refreshes its metadata. The records stay a zero-copy memoryview of the
 request frame until the log copies them once to assign offsets.
