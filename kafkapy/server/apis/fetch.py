@@ -14,6 +14,7 @@ Thread-safety: stateless; the response is sent from whichever thread completes t
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
@@ -24,6 +25,7 @@ from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.replica_manager import FetchParams, FetchPartitionData, FetchPartitionInfo
 
+log = logging.getLogger("kafka.server.KafkaApis")
 Resp = FetchResponse
 _INITIAL_EPOCH = 0
 _FINAL_EPOCH = -1
@@ -98,12 +100,19 @@ def handle_fetch(ctx: Any, request: FetchRequest) -> Any:
     unknown_id = FetchPartitionData(ErrorCode.UNKNOWN_TOPIC_ID)
 
     def respond(results: dict[TopicPartition, FetchPartitionData]) -> None:
-        topics = []
-        for name, topic_id, entries in layout:
-            parts = [_partition_data(index, results[tp] if tp is not None else unknown_id, version) for index, tp in entries]
-            topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
-                                                      partitions=parts))
-        ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics))
+        # May run on another request's thread (a purgatory completion): never let a failure escape there.
+        try:
+            topics = []
+            for name, topic_id, entries in layout:
+                parts = [_partition_data(index, results[tp] if tp is not None else unknown_id, version)
+                         for index, tp in entries]
+                topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
+                                                          partitions=parts))
+            ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics))
+        except Exception:
+            log.exception("Could not send the Fetch v%d response to %s; closing its connection", version,
+                          ctx.client_id)
+            ctx.close()
 
     services.replica_manager.fetch_messages(params, respond)
     return DEFERRED

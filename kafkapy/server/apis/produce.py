@@ -13,6 +13,7 @@ Thread-safety: stateless; the response is sent from whichever thread completes t
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
@@ -22,6 +23,7 @@ from kafkapy.protocol.messages import ProduceRequest, ProduceResponse
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.replica_manager import PartitionResponse
 
+log = logging.getLogger("kafka.server.KafkaApis")
 Resp = ProduceResponse
 
 
@@ -75,7 +77,13 @@ def handle_produce(ctx: Any, request: ProduceRequest) -> Any:
             else:
                 ctx.no_response()
             return
-        ctx.respond(build_produce_response(request, results))
+        # May run on another request's thread (a purgatory completion): never let a failure escape there.
+        try:
+            ctx.respond(build_produce_response(request, results))
+        except Exception:
+            log.exception("Could not send the Produce v%d response to %s; closing its connection",
+                          ctx.api_version, ctx.client_id)
+            ctx.close()
 
     services.replica_manager.append_records(
         request.timeout_ms, acks, entries, respond, produce_version=ctx.api_version,
