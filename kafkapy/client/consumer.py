@@ -6,9 +6,10 @@
 to hold committed offsets yet). The Fetcher keeps one Fetch in flight per leader and pipelines the
 next fetch while the caller processes records.
 
-Group membership will add `subscribe()` + a ConsumerCoordinator that calls
-`SubscriptionState.assign_from_subscribed` and commits offsets; poll() already has the hook
-(`_coordinator_poll`).
+Group membership (group.id set) lives in kafkapy.client.consumer_coordinator: `subscribe(topics |
+pattern, listener)`, `commit_sync`, `commit_async`, `committed` and `unsubscribe` delegate to the
+ConsumerCoordinator, poll() drives it through `_coordinator_poll`, and committed offsets initialise
+the positions of partitions that have none.
 
 Thread-safety: not thread-safe (like Java's KafkaConsumer); use it from one thread, except
 `wakeup()`/`close()`.
@@ -31,6 +32,7 @@ from kafkapy.client.subscription_state import (
     LATEST_TIMESTAMP,
     OffsetResetStrategy,
     SubscriptionState,
+    SubscriptionType,
 )
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import SYSTEM, Time
@@ -73,6 +75,12 @@ class KafkaConsumer:
         self._value_deserializer = cfg["value.deserializer"] if callable(cfg["value.deserializer"]) else None
         self._closed = False
         self._wakeup = threading.Event()
+        # group membership (kafkapy.client.consumer_coordinator); None without a group.id
+        self._coordinator = None
+        if cfg["group.id"]:
+            from kafkapy.client.consumer_coordinator import ConsumerCoordinator
+
+            self._coordinator = ConsumerCoordinator(self.client, self.subscriptions, self.fetcher, cfg, time)
 
     # ------------------------------------------------------------------------------------------
     # assignment
@@ -89,11 +97,41 @@ class KafkaConsumer:
         return set(self.subscriptions.assigned_partitions())
 
     def subscribe(self, topics: Iterable[str] = (), pattern: Any = None, listener: Any = None) -> None:
-        raise NotImplementedError("group membership (subscribe) is not implemented yet; use assign()")
+        """Join the group for `topics` (or every topic matching the regex `pattern`)."""
+        if isinstance(topics, str):
+            topics = [topics]
+        topics = list(topics)
+        if not topics and pattern is None:
+            self.unsubscribe()
+            return
+        self._group_coordinator().subscribe(topics, pattern, listener)
 
     def unsubscribe(self) -> None:
         self.fetcher.clear_buffered()
+        if self._coordinator is not None:
+            self._coordinator.unsubscribe()
         self.subscriptions.unsubscribe()
+
+    # ------------------------------------------------------------------------------------------
+    # group offsets (kafkapy.client.consumer_coordinator)
+
+    def _group_coordinator(self):
+        if self._coordinator is None:
+            from kafkapy.common.errors import InvalidGroupIdError
+
+            raise InvalidGroupIdError("To use the group management or offset commit APIs, you must provide a valid "
+                                      "group.id in the consumer configuration.")
+        return self._coordinator
+
+    def commit_sync(self, offsets: Mapping[TopicPartition, Any] | None = None, timeout_ms: float | None = None) -> None:
+        self._group_coordinator().commit_sync(offsets, timeout_ms)
+
+    def commit_async(self, offsets: Mapping[TopicPartition, Any] | None = None, callback: Any = None) -> None:
+        self._group_coordinator().commit_async(offsets, callback)
+
+    def committed(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
+        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        return self._group_coordinator().fetch_committed_offsets(partitions, timeout_ms)
 
     def subscription(self) -> set[str]:
         return set(self.subscriptions.subscription)
@@ -135,6 +173,8 @@ class KafkaConsumer:
         return pos.offset
 
     def _update_fetch_positions(self, timeout_ms: float) -> None:
+        if self._coordinator is not None:
+            self._coordinator.refresh_committed_offsets_if_needed(timeout_ms)
         for tp in self.subscriptions.missing_positions():
             if self.subscriptions.default_reset is OffsetResetStrategy.NONE:
                 from kafkapy.common.errors import OffsetOutOfRangeError
@@ -198,13 +238,13 @@ class KafkaConsumer:
         """Records fetched since the last poll (waiting up to timeout_ms for some to arrive)."""
         if self._closed:
             raise KafkaError("This consumer has already been closed.")
-        if not self.subscriptions.assigned_partitions():
+        if self.subscriptions.subscription_type is SubscriptionType.NONE:
             raise ValueError("Consumer is not subscribed to any topics or assigned any partitions")
         max_records = self.max_poll_records if max_records is None else max_records
         deadline = self._time.milliseconds() + timeout_ms
         self._wakeup.clear()
         while True:
-            self._coordinator_poll()
+            self._coordinator_poll(deadline)
             remaining = max(0, deadline - self._time.milliseconds())
             self.client.maybe_update_metadata(max(remaining, 1000))
             if not self.subscriptions.has_all_fetch_positions():
@@ -227,8 +267,10 @@ class KafkaConsumer:
                 # Nothing could be sent (no leader / connection backoff): avoid a busy loop.
                 self._time.sleep(min(max(deadline - self._time.milliseconds(), 0), self.client.retry_backoff_ms))
 
-    def _coordinator_poll(self) -> None:
-        """Hook for group membership (heartbeats, rebalances, auto-commit). Nothing yet."""
+    def _coordinator_poll(self, deadline: float) -> None:
+        """Group membership: heartbeats, rebalances, auto-commit (kafkapy.client.consumer_coordinator)."""
+        if self._coordinator is not None:
+            self._coordinator.poll(deadline)
 
     def _deserialize(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
         kd, vd = self._key_deserializer, self._value_deserializer
@@ -253,7 +295,11 @@ class KafkaConsumer:
         if self._closed:
             return
         self._closed = True
-        self.client.close()
+        try:
+            if self._coordinator is not None:
+                self._coordinator.close(timeout_ms)
+        finally:
+            self.client.close()
 
     def __enter__(self) -> KafkaConsumer:
         return self

@@ -1,0 +1,668 @@
+"""ConsumerCoordinator: the consumer's group membership and offset management (Kafka's design).
+
+On top of AbstractCoordinator (find/join/sync/heartbeat/leave) it speaks the "consumer" embedded
+protocol: JoinGroup metadata is one ConsumerProtocolSubscription per configured assignor
+(partition.assignment.strategy, in order), the leader runs the chosen assignor over every member's
+subscription and the partition counts from Metadata, and each member installs its Assignment.
+
+Rebalance protocol: COOPERATIVE when every configured assignor supports it (e.g. only
+cooperative-sticky), else EAGER (Kafka's rule; the default [range, cooperative-sticky] is EAGER).
+EAGER revokes everything before joining; COOPERATIVE keeps owned partitions, revokes only those the
+new assignment lacks, then rejoins so they can be handed on. Listener callbacks
+(on_partitions_revoked / on_partitions_assigned / on_partitions_lost) run on the consumer's thread.
+
+Offsets: OffsetCommit v0-9 (generation and member id when subscribed; -1/"" for manual assignment,
+as Kafka's "simple" consumer), OffsetFetch v0-9 (require_stable), committed offsets initialise the
+positions of new partitions, auto commit every auto.commit.interval.ms from poll(), before each
+rebalance and on close. commit_async callbacks run on the consumer's thread (next poll/commit/close).
+
+Thread-safety: driven by the consumer's thread; the heartbeat thread touches only the base class'
+guarded state.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from typing import Any, NamedTuple
+
+from kafkapy.client.abstract_coordinator import NO_GENERATION, AbstractCoordinator, Generation
+from kafkapy.client.assignors import Assignment, RebalanceProtocol, Subscription, assignors_for
+from kafkapy.client.assignors.consumer_protocol import (
+    PROTOCOL_TYPE,
+    ConsumerProtocolError,
+    deserialize_assignment,
+    deserialize_subscription,
+    serialize_assignment,
+    serialize_subscription,
+)
+from kafkapy.client.config import ConsumerConfig
+from kafkapy.client.errors import KafkaTimeoutError, error_from_code
+from kafkapy.client.network_client import NetworkClient
+from kafkapy.client.subscription_state import SubscriptionState, SubscriptionType
+from kafkapy.common.errors import ErrorCode, KafkaError, RebalanceInProgressError
+from kafkapy.common.time import Time
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol.messages import OffsetCommitRequest, OffsetFetchRequest
+
+log = logging.getLogger(__name__)
+
+OFFSET_COMMIT, OFFSET_FETCH = 8, 9
+_RETRIABLE_COMMIT = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                     ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.REQUEST_TIMED_OUT}
+
+
+class OffsetAndMetadata(NamedTuple):
+    offset: int
+    metadata: str = ""
+    leader_epoch: int | None = None
+
+
+class CommitFailedError(KafkaError, code=-1, name="COMMIT_FAILED", retriable=False):
+    """Kafka's CommitFailedException: the member is no longer part of the group's generation."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (
+            "Commit cannot be completed since the group has already rebalanced and assigned the partitions to "
+            "another member. This means that the time between subsequent calls to poll() was longer than the "
+            "configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time "
+            "message processing. You can address this either by increasing max.poll.interval.ms or by reducing the "
+            "maximum size of batches returned in poll() with max.poll.records."))
+
+
+class ConsumerRebalanceListener:
+    """Kafka's ConsumerRebalanceListener; lost partitions default to the revoked callback."""
+
+    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        pass
+
+    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        pass
+
+    def on_partitions_lost(self, lost: list[TopicPartition]) -> None:
+        self.on_partitions_revoked(lost)
+
+
+def _sorted(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
+    return sorted(tps, key=lambda tp: (tp.topic, tp.partition))
+
+
+class ConsumerCoordinator(AbstractCoordinator):
+    def __init__(self, client: NetworkClient, subscriptions: SubscriptionState, fetcher: Any,
+                 config: ConsumerConfig, time: Time) -> None:
+        super().__init__(client, config, time)
+        self.subscriptions = subscriptions
+        self.fetcher = fetcher
+        self.assignors = assignors_for(config["partition.assignment.strategy"])
+        if not self.assignors:
+            raise ValueError("partition.assignment.strategy must name at least one assignor")
+        common = set(RebalanceProtocol)
+        for a in self.assignors:
+            common &= set(a.supported_protocols())
+        if not common:
+            raise ValueError("Specified assignors " + str([a.name for a in self.assignors])
+                             + " do not have commonly supported rebalance protocol")
+        self.protocol = max(common, key=lambda p: p.value)
+        self.auto_commit_enabled = bool(config["enable.auto.commit"])
+        self.auto_commit_interval_ms = int(config["auto.commit.interval.ms"])
+        self.next_auto_commit_deadline = time.milliseconds() + self.auto_commit_interval_ms
+        self.exclude_internal_topics = bool(config["exclude.internal.topics"])
+        self.allow_auto_create_topics = bool(config["allow.auto.create.topics"])
+        self.rack_id = config["client.rack"] or None
+        self.default_api_timeout_ms = int(config["default.api.timeout.ms"])
+        self.listener: Any = None
+        self.pattern: re.Pattern[str] | None = None
+        self.joined_subscription: set[str] = set()
+        self.group_subscription: set[str] = set()
+        self._assignment_snapshot: dict[str, int] | None = None
+        self._metadata_version_seen = -1
+        self._pending_commits: list[tuple[Future, dict[TopicPartition, OffsetAndMetadata], Any, Generation]] = []
+        self._completed_commits: deque[tuple[Any, dict[TopicPartition, OffsetAndMetadata], Exception | None]] = deque()
+        self._listener_error: Exception | None = None
+
+    # ------------------------------------------------------------------------------------------
+    # subscription
+
+    def protocol_type(self) -> str:
+        return PROTOCOL_TYPE
+
+    def subscribe(self, topics: Iterable[str] = (), pattern: Any = None, listener: Any = None) -> None:
+        subs = self.subscriptions
+        if subs.subscription_type is SubscriptionType.USER_ASSIGNED:
+            raise ValueError("Subscription to topics, partitions and pattern are mutually exclusive")
+        if listener is not None:
+            self.listener = listener
+        if pattern is not None:
+            self.pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+            subs.subscription_type = SubscriptionType.AUTO_PATTERN
+            self.client.metadata.need_all_topics = True
+            self.client.metadata.request_update()
+            self._metadata_version_seen = -1
+            return
+        topics = list(topics)
+        if any(t is None or not str(t).strip() for t in topics):
+            raise ValueError("Topic collection to subscribe to cannot contain null or empty topic")
+        self.pattern = None
+        subs.subscription_type = SubscriptionType.AUTO_TOPICS
+        subs.subscription = set(topics)
+        self.client.metadata.need_all_topics = False
+        self.client.metadata.set_topics(set(topics) | self.group_subscription)
+
+    def unsubscribe(self) -> None:
+        if self.subscriptions.subscription_type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
+            self.on_leave_prepare()
+            self.maybe_leave_group("the consumer unsubscribed from all topics")
+        self.pattern = None
+        self.client.metadata.need_all_topics = False
+        self.joined_subscription = set()
+
+    def _auto_assigned(self) -> bool:
+        return self.subscriptions.subscription_type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
+
+    def _update_pattern_subscription(self) -> None:
+        if self.pattern is None or self.client.metadata.version == self._metadata_version_seen:
+            return
+        self._metadata_version_seen = self.client.metadata.version
+        cluster = self.client.cluster
+        matched = {t.name for t in cluster.topics.values()
+                   if not (self.exclude_internal_topics and t.is_internal) and self.pattern.fullmatch(t.name)}
+        if matched != self.subscriptions.subscription:
+            log.info("Subscribed to pattern: '%s'; matching topics: %s", self.pattern.pattern, sorted(matched))
+            self.subscriptions.subscription = matched
+
+    def rejoin_needed_or_pending(self) -> bool:
+        if not self._auto_assigned():
+            return False
+        if super().rejoin_needed_or_pending():
+            return True
+        if self.joined_subscription != self.subscriptions.subscription:
+            self.request_rejoin("the subscription changed")
+            return True
+        if self.is_leader and self._assignment_snapshot is not None:
+            cluster = self.client.cluster
+            for topic in self.group_subscription:
+                t = cluster.topic(topic)
+                if t is not None and t.partitions and len(t.partitions) != self._assignment_snapshot.get(topic, 0):
+                    self.request_rejoin(f"cached metadata has changed for topic {topic}")
+                    return True
+        return False
+
+    # ------------------------------------------------------------------------------------------
+    # poll
+
+    def poll(self, deadline: float) -> bool:
+        """Called on every KafkaConsumer.poll iteration: rebalance if needed, auto commit, callbacks.
+        True when the consumer has its assignment (or does not use group assignment)."""
+        self._invoke_completed_commit_callbacks()
+        now = self.time.milliseconds()
+        ready = True
+        if self._auto_assigned():
+            self.poll_heartbeat(now)
+            self._update_pattern_subscription()
+            if self.coordinator_unknown() and not self.ensure_coordinator_ready(deadline):
+                return False
+            if self.rejoin_needed_or_pending():
+                if self._join_future is None and self._sync_future is None:
+                    self._refresh_topics(deadline)
+                ready = self.ensure_active_group(deadline)
+                self._raise_listener_error()
+            self.poll_heartbeat(self.time.milliseconds())
+        self.maybe_auto_commit_offsets_async(self.time.milliseconds())
+        return ready
+
+    def _refresh_topics(self, deadline: float) -> None:
+        topics = sorted(self.subscriptions.subscription)
+        if not topics or self.pattern is not None:
+            return
+        try:
+            self.client.update_metadata(sorted(set(topics) | self.client.metadata.topics),
+                                        max(1, min(deadline - self.time.milliseconds(), self.request_timeout_ms)),
+                                        allow_auto_topic_creation=self.allow_auto_create_topics)
+        except KafkaError as e:
+            log.debug("metadata refresh before joining failed: %s", e)
+
+    # ------------------------------------------------------------------------------------------
+    # rebalance hooks
+
+    def metadata(self) -> list[tuple[str, bytes]]:
+        topics = set(self.subscriptions.subscription)
+        self.joined_subscription = set(topics)
+        owned = _sorted(self.subscriptions.assigned_partitions())
+        out = []
+        for a in self.assignors:
+            sub = Subscription(sorted(topics), a.subscription_user_data(topics), owned,
+                               self.generation.generation_id, self.rack_id)
+            out.append((a.name, serialize_subscription(sub)))
+        return out
+
+    def on_join_prepare(self, generation: Generation) -> bool:
+        if self.auto_commit_enabled:
+            try:
+                self.commit_sync(None, min(self.rebalance_timeout_ms, self.request_timeout_ms))
+            except KafkaError as e:
+                log.warning("Synchronous auto-commit of offsets failed before rebalancing: %s", e)
+        owned = _sorted(self.subscriptions.assigned_partitions())
+        if generation.generation_id == -1 or not generation.member_id:
+            if owned:
+                log.info("Giving away all assigned partitions as lost since generation/memberID has been reset, "
+                         "indicating that consumer is in old state or no longer part of the group")
+                self._invoke("on_partitions_lost", owned)
+                self._revoke_from_subscriptions(owned)
+        elif self.protocol is RebalanceProtocol.EAGER:
+            if owned:
+                self._invoke("on_partitions_revoked", owned)
+                self._revoke_from_subscriptions(owned)
+        else:
+            unsubscribed = [tp for tp in owned if tp.topic not in self.subscriptions.subscription]
+            if unsubscribed:
+                self._invoke("on_partitions_revoked", unsubscribed)
+                self._revoke_from_subscriptions(unsubscribed)
+        self.is_leader = False
+        self.group_subscription = set()
+        self._assignment_snapshot = None
+        return True
+
+    def _revoke_from_subscriptions(self, revoked: list[TopicPartition]) -> None:
+        gone = set(revoked)
+        self.subscriptions.assign_from_subscribed([tp for tp in self.subscriptions.assigned_partitions()
+                                                   if tp not in gone])
+        for tp in revoked:
+            self.fetcher.clear_buffered(tp)
+
+    def perform_assignment(self, leader_id: str, protocol: str, members: list[Any], skip: bool) -> dict[str, bytes]:
+        if skip:
+            return {}
+        assignor = next((a for a in self.assignors if a.name == protocol), None)
+        if assignor is None:
+            raise ValueError(f"Coordinator selected invalid assignment protocol: {protocol}")
+        subscriptions: dict[str, Subscription] = {}
+        for m in members:
+            try:
+                sub = deserialize_subscription(m.metadata)
+            except ConsumerProtocolError as e:
+                log.warning("Member %s sent invalid metadata: %s", m.member_id, e)
+                sub = Subscription([])
+            sub.group_instance_id = getattr(m, "group_instance_id", None)
+            subscriptions[m.member_id] = sub
+        all_topics = {t for s in subscriptions.values() for t in s.topics}
+        self.group_subscription = set(all_topics)
+        self.client.metadata.add_topics(*all_topics)
+        cluster = self.client.cluster
+        try:
+            cluster = self.client.update_metadata(sorted(all_topics | self.client.metadata.topics),
+                                                  self.request_timeout_ms)
+        except KafkaError as e:
+            log.warning("Metadata for the group's topics could not be refreshed: %s", e)
+        counts: dict[str, int] = {}
+        for topic in all_topics:
+            t = cluster.topic(topic)
+            if t is not None and t.partitions:
+                counts[topic] = len(t.partitions)
+        self._assignment_snapshot = dict(counts)
+        log.debug("Performing assignment using strategy %s with subscriptions %s", protocol, subscriptions)
+        assignments = assignor.assign(counts, subscriptions)
+        out: dict[str, bytes] = {}
+        for member_id in subscriptions:
+            out[member_id] = serialize_assignment(assignments.get(member_id) or Assignment([]))
+        return out
+
+    def on_join_complete(self, generation: Generation, assignment: bytes) -> None:
+        try:
+            decoded = deserialize_assignment(assignment)
+        except ConsumerProtocolError as e:
+            log.error("Invalid assignment from the group leader: %s", e)
+            self.request_rejoin("invalid assignment received")
+            return
+        assigned = list(dict.fromkeys(decoded.partitions))
+        unsubscribed = [tp for tp in assigned if tp.topic not in self.subscriptions.subscription]
+        if unsubscribed:
+            log.warning("We received an assignment %s that doesn't match our current subscription %s; it is likely "
+                        "that the subscription has changed since we joined the group. Will try re-join the group "
+                        "with current subscription", assigned, sorted(self.subscriptions.subscription))
+            self.request_rejoin("received an assignment that doesn't match the subscription")
+            return
+        owned = set(self.subscriptions.assigned_partitions())
+        assigned_set = set(assigned)
+        added = _sorted(assigned_set - owned)
+        revoked = _sorted(owned - assigned_set)
+        if revoked:
+            # COOPERATIVE only (EAGER revoked everything before joining): revoke while still owned.
+            log.info("Revoke previously assigned partitions %s", revoked)
+            self._invoke("on_partitions_revoked", revoked)
+            for tp in revoked:
+                self.fetcher.clear_buffered(tp)
+        self.subscriptions.assign_from_subscribed(_sorted(assigned_set))
+        log.info("Notifying assignor about the new Assignment(partitions=%s)", _sorted(assigned_set))
+        assignor = next((a for a in self.assignors if a.name == generation.protocol_name), None)
+        if assignor is not None:
+            assignor.on_assignment(Assignment(_sorted(assigned_set), decoded.user_data), generation.generation_id)
+        self.next_auto_commit_deadline = self.time.milliseconds() + self.auto_commit_interval_ms
+        self._invoke("on_partitions_assigned", added)
+        if revoked and self.protocol is RebalanceProtocol.COOPERATIVE:
+            self.request_rejoin("need to revoke partitions and re-join")
+
+    def on_leave_prepare(self) -> None:
+        owned = _sorted(self.subscriptions.assigned_partitions())
+        if self._auto_assigned() and owned:
+            lost = self.generation == NO_GENERATION or self.rebalance_in_progress()
+            self._invoke("on_partitions_lost" if lost else "on_partitions_revoked", owned)
+            self._revoke_from_subscriptions(owned)
+
+    def _invoke(self, method: str, partitions: list[TopicPartition]) -> None:
+        listener = self.listener
+        if listener is None:
+            return
+        callback = getattr(listener, method, None)
+        if callback is None and method == "on_partitions_lost":
+            callback = getattr(listener, "on_partitions_revoked", None)
+        if callback is None:
+            return
+        try:
+            callback(list(partitions))
+        except Exception as e:  # noqa: BLE001 - Kafka logs, finishes the rebalance, then rethrows
+            log.error("User provided listener %s failed on invocation of %s for partitions %s", listener, method,
+                      partitions, exc_info=True)
+            if self._listener_error is None:
+                self._listener_error = e
+
+    def _raise_listener_error(self) -> None:
+        err, self._listener_error = self._listener_error, None
+        if err is not None:
+            raise KafkaError(f"User rebalance callback throws an error: {err}") from err
+
+    # ------------------------------------------------------------------------------------------
+    # offsets: commit
+
+    def all_consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        out = {}
+        for tp in self.subscriptions.assigned_partitions():
+            st = self.subscriptions.state(tp)
+            if st.has_valid_position() and st.position is not None:
+                out[tp] = OffsetAndMetadata(st.position.offset, "", st.position.offset_epoch)
+        return out
+
+    @staticmethod
+    def _normalise(offsets: Mapping[Any, Any]) -> dict[TopicPartition, OffsetAndMetadata]:
+        out = {}
+        for tp, v in offsets.items():
+            tp = TopicPartition(tp[0], tp[1])
+            if isinstance(v, int):
+                v = OffsetAndMetadata(v)
+            elif not isinstance(v, OffsetAndMetadata):
+                v = OffsetAndMetadata(v.offset, getattr(v, "metadata", "") or "", getattr(v, "leader_epoch", None))
+            if v.offset < 0:
+                raise ValueError(f"Invalid negative offset {v.offset} for partition {tp}")
+            out[tp] = v
+        return out
+
+    def _commit_generation(self) -> tuple[Generation, str | None]:
+        if not self._auto_assigned():
+            return NO_GENERATION, None
+        generation = self.generation_if_stable()
+        if generation is None:
+            if self.rebalance_in_progress():
+                raise RebalanceInProgressError(
+                    "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto "
+                    "partition assignment. You can try completing the rebalance by calling poll() and then retry "
+                    "the operation.")
+            raise CommitFailedError(
+                "Offset commit cannot be completed since the consumer is not part of an active group for auto "
+                "partition assignment; it is likely that the consumer was kicked out of the group.")
+        return generation, self.group_instance_id
+
+    def _send_offset_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> tuple[Future, Generation]:
+        generation, instance = self._commit_generation()
+        group_id = self.group_id
+        by_topic: dict[str, list[tuple[int, OffsetAndMetadata]]] = {}
+        for tp, om in offsets.items():
+            by_topic.setdefault(tp.topic, []).append((tp.partition, om))
+
+        def build(version: int) -> Any:
+            R = OffsetCommitRequest
+            return R(
+                group_id=group_id, generation_id_or_member_epoch=generation.generation_id,
+                member_id=generation.member_id, group_instance_id=instance if version >= 7 else None,
+                retention_time_ms=-1,
+                topics=[R.OffsetCommitRequestTopic(name=t, partitions=[
+                    R.OffsetCommitRequestPartition(
+                        partition_index=p, committed_offset=om.offset,
+                        committed_leader_epoch=-1 if om.leader_epoch is None else om.leader_epoch,
+                        commit_timestamp=-1, committed_metadata=om.metadata or "")
+                    for p, om in sorted(parts)]) for t, parts in by_topic.items()],
+            )
+
+        future, _ = self.coordinator_send(build, OFFSET_COMMIT)
+        return future, generation
+
+    def _commit_result(self, resp: Any, generation: Generation) -> Exception | None:
+        """None on success; the exception to raise otherwise (retriable ones are KafkaErrors)."""
+        unauthorized = []
+        for t in resp.topics:
+            for p in t.partitions:
+                code = p.error_code
+                if code == ErrorCode.NONE:
+                    continue
+                tp = TopicPartition(t.name, p.partition_index)
+                err = error_from_code(code)
+                if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                    unauthorized.append(tp)
+                    continue
+                if code in _RETRIABLE_COMMIT:
+                    if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
+                                ErrorCode.REQUEST_TIMED_OUT):
+                        self.mark_coordinator_unknown(err.name)
+                    return error_from_code(code, f"Offset commit failed with a retriable exception for {tp}")
+                if code == ErrorCode.REBALANCE_IN_PROGRESS:
+                    self.request_rejoin("offset commit failed since group is already rebalancing")
+                    return RebalanceInProgressError(
+                        "Offset commit cannot be completed since the consumer group is executing a rebalance at "
+                        "the moment. You can try completing the rebalance by calling poll() and then retry commit "
+                        "again")
+                if code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
+                    if self.generation == generation:
+                        self.reset_generation(f"encountered {err.name} from OFFSET_COMMIT response")
+                    return CommitFailedError()
+                return error_from_code(code, f"Unexpected error in commit for partition {tp}")
+        if unauthorized:
+            return error_from_code(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                   "Not authorized to access topics: " + str(sorted({tp.topic for tp in unauthorized})))
+        return None
+
+    def commit_sync(self, offsets: Mapping[Any, Any] | None = None, timeout_ms: float | None = None) -> None:
+        self._invoke_completed_commit_callbacks()
+        offsets_ = self.all_consumed() if offsets is None else self._normalise(offsets)
+        if not offsets_:
+            return
+        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = self.time.milliseconds() + timeout_ms
+        last: Exception | None = None
+        while True:
+            if self.ensure_coordinator_ready(deadline):
+                try:
+                    future, generation = self._send_offset_commit(offsets_)
+                    self.await_future(future, deadline)
+                    if future.done():
+                        exc = future.exception()
+                        result = exc if exc is not None else self._commit_result(future.result(), generation)
+                        if result is None:
+                            return
+                        if isinstance(exc, KafkaError) and exc.retriable:
+                            self.mark_coordinator_unknown(str(exc))
+                        if not (isinstance(result, KafkaError) and result.retriable):
+                            raise result
+                        last = result
+                except KafkaError as e:
+                    if not e.retriable:
+                        raise
+                    last = e
+            if not self._backoff(deadline):
+                raise KafkaTimeoutError(f"Timeout of {timeout_ms:.0f}ms expired before successfully committing "
+                                        f"offsets {offsets_}" + (f" (last error: {last})" if last else ""))
+
+    def commit_async(self, offsets: Mapping[Any, Any] | None = None,
+                     callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], Any] | None = None
+                     ) -> None:
+        self._invoke_completed_commit_callbacks()
+        offsets_ = self.all_consumed() if offsets is None else self._normalise(offsets)
+        if not offsets_:
+            if callback is not None:
+                self._completed_commits.append((callback, offsets_, None))
+            return
+        try:
+            if not self.ensure_coordinator_ready(self.time.milliseconds() + self.request_timeout_ms):
+                raise error_from_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not available")
+            future, generation = self._send_offset_commit(offsets_)
+        except KafkaError as e:
+            self._completed_commits.append((callback, offsets_, e))
+            return
+        self._pending_commits.append((future, offsets_, callback, generation))
+
+    def _process_pending_commits(self, deadline: float | None = None) -> None:
+        still = []
+        for entry in self._pending_commits:
+            future, offsets, callback, generation = entry
+            if deadline is not None:
+                self.await_future(future, deadline)
+            elif not future.done():
+                self.await_future(future, 0)
+            if not future.done():
+                still.append(entry)
+                continue
+            exc = future.exception()
+            result = exc if exc is not None else self._commit_result(future.result(), generation)
+            self._completed_commits.append((callback, offsets, result))
+        self._pending_commits = still
+
+    def _invoke_completed_commit_callbacks(self) -> None:
+        self._process_pending_commits()
+        while self._completed_commits:
+            callback, offsets, exc = self._completed_commits.popleft()
+            if callback is not None:
+                callback(offsets, exc)
+            elif exc is not None:
+                log.warning("Asynchronous auto-commit of offsets %s failed: %s", offsets, exc)
+
+    def maybe_auto_commit_offsets_async(self, now: int) -> None:
+        if not self.auto_commit_enabled or now < self.next_auto_commit_deadline:
+            return
+        self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
+        if self._auto_assigned() and self.generation_if_stable() is None:
+            return
+        offsets = self.all_consumed()
+        if offsets:
+            log.debug("Sending asynchronous auto-commit of offsets %s", offsets)
+            self.commit_async(offsets, self._auto_commit_done)
+
+    def _auto_commit_done(self, offsets: dict[TopicPartition, OffsetAndMetadata], exc: Exception | None) -> None:
+        if exc is None:
+            log.debug("Completed asynchronous auto-commit of offsets %s", offsets)
+        else:
+            log.warning("Asynchronous auto-commit of offsets %s failed: %s", offsets, exc)
+            if isinstance(exc, KafkaError) and exc.retriable:
+                self.next_auto_commit_deadline = min(self.next_auto_commit_deadline,
+                                                     self.time.milliseconds() + self.retry_backoff_ms)
+
+    # ------------------------------------------------------------------------------------------
+    # offsets: fetch
+
+    def fetch_committed_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: float
+                                ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        tps = _sorted({TopicPartition(tp[0], tp[1]) for tp in partitions})
+        if not tps:
+            return {}
+        deadline = self.time.milliseconds() + timeout_ms
+        group_id = self.group_id
+        by_topic: dict[str, list[int]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+        def build(version: int) -> Any:
+            R = OffsetFetchRequest
+            if version >= 8:
+                return R(require_stable=True, groups=[R.OffsetFetchRequestGroup(group_id=group_id, topics=[
+                    R.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in by_topic.items()])])
+            return R(group_id=group_id, require_stable=version >= 7, topics=[
+                R.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()])
+
+        while True:
+            if self.ensure_coordinator_ready(deadline):
+                try:
+                    resp, version = self.coordinator_request(build, OFFSET_FETCH,
+                                                             max(1, deadline - self.time.milliseconds()))
+                    result = self._offset_fetch_result(resp, version)
+                    if result is not None:
+                        return {tp: result.get(tp) for tp in tps}
+                except KafkaError as e:
+                    if not e.retriable:
+                        raise
+                    log.debug("OffsetFetch failed: %s", e)
+            if not self._backoff(deadline):
+                raise KafkaTimeoutError(f"Timeout of {timeout_ms:.0f}ms expired before the last committed offset "
+                                        f"for partitions {tps} could be determined. Try tuning "
+                                        "default.api.timeout.ms larger to relax the threshold.")
+
+    def _offset_fetch_result(self, resp: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
+        """Parsed offsets, or None to retry."""
+        if version >= 8:
+            group = resp.groups[0] if resp.groups else None
+            code = group.error_code if group is not None else ErrorCode.NONE
+            topics = group.topics if group is not None else []
+        else:
+            code, topics = getattr(resp, "error_code", 0), resp.topics
+        if code:
+            if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+                self.mark_coordinator_unknown(error_from_code(code).name)
+                return None
+            if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                return None
+            raise error_from_code(code, f"OffsetFetch for group {self.group_id} failed")
+        out: dict[TopicPartition, OffsetAndMetadata | None] = {}
+        for t in topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.partition_index)
+                if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
+                    return None
+                if p.error_code:
+                    log.warning("Failed to fetch offset for partition %s: %s", tp, error_from_code(p.error_code).name)
+                    continue
+                if p.committed_offset >= 0:
+                    epoch = getattr(p, "committed_leader_epoch", -1)
+                    out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "", None if epoch < 0 else epoch)
+                else:
+                    out[tp] = None
+        return out
+
+    def refresh_committed_offsets_if_needed(self, timeout_ms: float) -> None:
+        """Positions of partitions without one come from the group's committed offsets."""
+        missing = self.subscriptions.missing_positions()
+        if not missing:
+            return
+        committed = self.fetch_committed_offsets(missing, timeout_ms)
+        for tp, om in committed.items():
+            if om is None or not self.subscriptions.is_assigned(tp):
+                continue
+            st = self.subscriptions.state(tp)
+            if st.position is None and st.reset_timestamp is None:
+                log.info("Setting offset for partition %s to the committed offset %s", tp, om.offset)
+                self.subscriptions.seek(tp, om.offset, om.leader_epoch)
+
+    # ------------------------------------------------------------------------------------------
+
+    def close(self, timeout_ms: float | None = None) -> None:
+        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = self.time.milliseconds() + min(timeout_ms, 30000)
+        try:
+            if self.auto_commit_enabled and (not self._auto_assigned() or self.generation_if_stable() is not None):
+                try:
+                    self.commit_sync(None, max(1, deadline - self.time.milliseconds()))
+                except KafkaError as e:
+                    log.warning("Synchronous auto-commit of offsets failed on close: %s", e)
+            self._process_pending_commits(deadline)
+            self._invoke_completed_commit_callbacks()
+            self.on_leave_prepare()
+            self.maybe_leave_group("the consumer is being closed")
+        finally:
+            self.close_coordinator()
