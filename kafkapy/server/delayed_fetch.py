@@ -2,7 +2,7 @@
 
 Kafka's DelayedFetch rules, per partition it watches: complete at once if the partition is gone, no
 longer led by this broker (when the fetch must go to the leader), its leader epoch moved away from the
-one the fetcher named, or its end offset fell below the fetch offset (truncation); otherwise count the
+one the fetcher named, or its log end fell below the fetch offset (truncation); otherwise count the
 bytes between the fetch offset and the end offset (the HW for consumers, the log end for followers),
 capped by partition_max_bytes, and complete when they reach min_bytes. Bytes are counted from batch
 headers only (the segment's index and batch sizes); records are never read. On completion (or expiry)
@@ -61,10 +61,10 @@ class DelayedFetch(DelayedOperation):
             if 0 <= info.current_leader_epoch != partition.leader_epoch:
                 return self.force_complete()
             end = partition.log_end_offset if params.is_from_follower else partition.high_watermark
-            if end < fetch_offset:
-                return self.force_complete()
-            if end == fetch_offset:
-                continue
+            if end <= fetch_offset:
+                if fetch_offset > partition.log_end_offset:
+                    return self.force_complete()  # the log was truncated below the fetch offset
+                continue  # nothing new yet (or a new leader's HW still catching up)
             if params.min_bytes - accumulated <= 1:
                 return self.force_complete()
             try:
