@@ -193,6 +193,11 @@ def error_message(err: BaseException) -> str:
     return text if text != name else (text or type(err).__name__)
 
 
-def java_error_text(err: BaseException) -> str:
-    """Throwable.toString(): `<class name>: <message>` (what ExecutionException.getMessage() shows)."""
+def java_error_text(err: BaseException, default_message: bool = False) -> str:
+    """Throwable.toString(): `<class name>: <message>` (what ExecutionException.getMessage() shows).
+    `default_message=True` uses the error's Errors-enum message even if the client attached its own text
+    (for responses that carry no message, e.g. DeleteRecords)."""
+    name = getattr(err, "name", None)
+    if default_message and isinstance(name, str) and name in DEFAULT_MESSAGES:
+        return f"{java_exception_name(err)}: {DEFAULT_MESSAGES[name]}"
     return f"{java_exception_name(err)}: {error_message(err)}"

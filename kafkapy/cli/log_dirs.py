@@ -1,0 +1,58 @@
+"""`kafkapy log-dirs` (kafka-log-dirs.sh, LogDirsCommand): `--describe` prints
+`Querying brokers for log directories information`, `Received log directory information from brokers
+0,1` and Kafka's one-line JSON (see kafkapy.tools.log_dirs). --output json prints only the JSON
+document (same structure). Unknown --broker-list ids: the bare ERROR line on stderr, exit 1.
+Thread-safety: one run per call, main thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+
+
+def build_parser() -> ToolParser:
+    p = ToolParser("log-dirs", "This tool helps to query log directory usage on the specified brokers.")
+    p.add_bootstrap_server(aliases=(), help="REQUIRED: the server(s) to use for bootstrapping")
+    p.add_command_config(help="Property file containing configs to be passed to Admin Client.")
+    p.add_argument("--describe", action="store_true",
+                   help="Describe the specified log directories on the specified brokers.")
+    p.add_argument("--topic-list", default="", metavar="<Topic list>",
+                   help='The list of topics to be queried in the form "topic1,topic2,topic3". All topics will be '
+                   "queried if no topic list is specified")
+    p.add_argument("--broker-list", default="", metavar="<Broker list>",
+                   help='The list of brokers to be queried in the form "0,1,2". All brokers in the cluster will be '
+                   "queried if no broker list is specified")
+    return p
+
+
+def execute(args: argparse.Namespace, out: Any) -> int:
+    if not args.describe:
+        raise UsageError('Missing required argument "[describe]"')
+    from kafkapy.cli.properties import load_properties
+    from kafkapy.tools import log_dirs as ld
+    from kafkapy.tools.tool_support import admin_client
+
+    props = load_properties(args.command_config) if args.command_config else {}
+    props.setdefault("client.id", "log-dirs-tool")
+    admin = admin_client(args.bootstrap_server, props)
+    try:
+        try:
+            result = ld.describe_log_dirs(admin, args.broker_list, args.topic_list)
+        except ld.LogDirsError as e:
+            raise ToolError(str(e), prefixed=False) from e
+    finally:
+        admin.close()
+    if out.json:
+        out.write(ld.to_json(result) + "\n")
+        return 0
+    out.line("Querying brokers for log directories information")
+    out.line("Received log directory information from brokers " + ",".join(map(str, result.brokers_queried)))
+    out.line(ld.to_json(result))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    return run(build_parser(), argv, execute)
