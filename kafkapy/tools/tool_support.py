@@ -132,6 +132,8 @@ def java_hash_order(items: Iterable[T], hash_of: Callable[[T], int], sizing: str
 
 _JAVA_EXCEPTIONS = {
     "UNKNOWN_SERVER_ERROR": "UnknownServerException",
+    "MESSAGE_TOO_LARGE": "RecordTooLargeException",
+    "RECORD_LIST_TOO_LARGE": "RecordBatchTooLargeException",
     "REQUEST_TIMED_OUT": "TimeoutException",
     "TOPIC_ALREADY_EXISTS": "TopicExistsException",
     "INVALID_CONFIG": "InvalidConfigurationException",
