@@ -214,13 +214,17 @@ class ConsumerCoordinator(AbstractCoordinator):
         return ready
 
     def _refresh_topics(self, deadline: float) -> None:
-        topics = sorted(self.subscriptions.subscription)
-        if not topics or self.pattern is not None:
-            return
+        """Fresh metadata before joining: every topic for a pattern (then re-match it), else ours."""
+        timeout = max(1, min(deadline - self.time.milliseconds(), self.request_timeout_ms))
         try:
-            self.client.update_metadata(sorted(set(topics) | self.client.metadata.topics),
-                                        max(1, min(deadline - self.time.milliseconds(), self.request_timeout_ms)),
-                                        allow_auto_topic_creation=self.allow_auto_create_topics)
+            if self.pattern is not None:
+                self.client.update_metadata(None, timeout)
+                self._update_pattern_subscription()
+                return
+            topics = set(self.subscriptions.subscription)
+            if topics:
+                self.client.update_metadata(sorted(topics | self.client.metadata.topics), timeout,
+                                            allow_auto_topic_creation=self.allow_auto_create_topics)
         except KafkaError as e:
             log.debug("metadata refresh before joining failed: %s", e)
 
@@ -292,8 +296,9 @@ class ConsumerCoordinator(AbstractCoordinator):
         self.client.metadata.add_topics(*all_topics)
         cluster = self.client.cluster
         try:
-            cluster = self.client.update_metadata(sorted(all_topics | self.client.metadata.topics),
-                                                  self.request_timeout_ms)
+            wanted = None if self.client.metadata.need_all_topics else sorted(all_topics | self.client.metadata.topics)
+            if wanted != []:
+                cluster = self.client.update_metadata(wanted, self.request_timeout_ms)
         except KafkaError as e:
             log.warning("Metadata for the group's topics could not be refreshed: %s", e)
         counts: dict[str, int] = {}
