@@ -147,6 +147,17 @@ class GroupCoordinator(GroupOffsetsMixin):
     def on_resignation(self, partition: int, epoch: int | None = None) -> None:
         self.group_manager.remove_groups_for_partition(partition, epoch, self._on_group_unloaded)
 
+    def on_leader_and_isr(self, broker_id: int, states: Any) -> None:
+        """The controller's LeaderAndIsr decisions (after the ReplicaManager applied them): start loading
+        the __consumer_offsets partitions this broker now leads, unload those it no longer leads."""
+        for state in states:
+            if state.topic != GROUP_METADATA_TOPIC_NAME:
+                continue
+            if state.leader == broker_id:
+                self.on_election(state.partition, state.leader_epoch)
+            else:
+                self.on_resignation(state.partition, state.leader_epoch)
+
     def refresh_partition(self, partition: int) -> None:
         """Follow this broker's leadership of __consumer_offsets-`partition` (load on gain, unload on loss)."""
         replica_manager = self.group_manager.replica_manager

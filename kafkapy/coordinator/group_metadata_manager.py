@@ -521,6 +521,7 @@ class GroupMetadataManager:
                 return
             if epoch is not None:
                 self._epochs[partition] = epoch
+            was_known = partition in self._owned or partition in self._loading
             self._owned.discard(partition)
             self._loading.discard(partition)
             count = self.partition_count()
@@ -529,5 +530,6 @@ class GroupMetadataManager:
                 del self._groups[g.group_id]
         for group in unloaded:
             on_group_unloaded(group)
-        log.info("Finished unloading %s-%d for coordinator epoch %s: removed %d cached groups",
-                 GROUP_METADATA_TOPIC_NAME, partition, epoch, len(unloaded))
+        if was_known or unloaded:
+            log.info("Finished unloading %s-%d for coordinator epoch %s: removed %d cached groups",
+                     GROUP_METADATA_TOPIC_NAME, partition, epoch, len(unloaded))

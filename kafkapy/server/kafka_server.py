@@ -169,7 +169,7 @@ class KafkaServer:
 
         rm = self.replica_manager
         self.controller = Controller(self.store, self.metadata_cache, self.broker_id, time, config,
-                                     on_leader_and_isr=rm.become_leader_or_follower,
+                                     on_leader_and_isr=self._on_leader_and_isr,
                                      on_stop_replica=rm.stop_replicas, on_config_change=rm.update_topic_config)
         if not self.controller.startup().result(CONTROLLER_STARTUP_TIMEOUT_S):
             raise RuntimeError(f"Broker {self.broker_id} could not become the controller of its embedded store")
@@ -208,6 +208,15 @@ class KafkaServer:
         isr_ms = max(1, config.get_int("replica.lag.time.max.ms") // 2)
         scheduler.schedule("isr-expiration", rm.maybe_shrink_isr, isr_ms, isr_ms)
         scheduler.startup()
+
+    def _on_leader_and_isr(self, broker_id: int, controller_epoch: int, states: Any) -> Any:
+        assert self.replica_manager is not None
+        errors = self.replica_manager.become_leader_or_follower(broker_id, controller_epoch, states)
+        # coordinator/ owner: the group coordinator loads/unloads __consumer_offsets partitions at once.
+        coordinator = self.services.group_coordinator if self.services is not None else None
+        if coordinator is not None and broker_id == self.broker_id:
+            coordinator.on_leader_and_isr(broker_id, states)
+        return errors
 
     def _send_alter_partition(self, tp: Any, leader_and_isr: Any) -> Any:
         controller = self.controller

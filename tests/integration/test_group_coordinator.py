@@ -47,14 +47,20 @@ def wait_for_coordinator(client, group: str, version: int = 3, timeout_s: float 
     raise AssertionError("no coordinator")
 
 
-def join_until_loaded(client, request, version: int, timeout_s: float = 15.0):
+def until_loaded(send, loading=lambda r: r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                 timeout_s: float = 15.0):
+    """Repeat `send()` while the coordinator answers that it is still loading the group's partition."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        r = client.request(request, version)
-        if r.error_code != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+        r = send()
+        if not loading(r):
             return r
         time.sleep(0.05)
     raise AssertionError("coordinator still loading")
+
+
+def join_until_loaded(client, request, version: int):
+    return until_loaded(lambda: client.request(request, version))
 
 
 def create_topic(client, name: str, partitions: int) -> None:
@@ -129,10 +135,12 @@ def test_group_lifecycle_over_the_wire(broker, wire_client) -> None:
     assert v7.error_code == 0
     assert [(p.partition_index, p.committed_offset, p.committed_leader_epoch, p.metadata, p.error_code)
             for p in v7.topics[0].partitions] == [(0, 11, 0, "m0", 0), (1, -1, -1, "", 0)]
-    v8 = c1.request(OffsetFetchRequest(groups=[
+    wait_for_coordinator(c1, "nobody")
+    v8 = until_loaded(lambda: c1.request(OffsetFetchRequest(groups=[
         OffsetFetchRequest.OffsetFetchRequestGroup(group_id="grp", topics=None),
         OffsetFetchRequest.OffsetFetchRequestGroup(group_id="nobody", topics=[
-            OffsetFetchRequest.OffsetFetchRequestTopics(name="t", partition_indexes=[1])])]), 8)
+            OffsetFetchRequest.OffsetFetchRequestTopics(name="t", partition_indexes=[1])])]), 8),
+        lambda r: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS in {g.error_code for g in r.groups})
     assert [(g.group_id, g.error_code, [(t.name, [(p.partition_index, p.committed_offset) for p in t.partitions])
                                         for t in g.topics]) for g in v8.groups] == \
         [("grp", 0, [("t", [(0, 11)])]), ("nobody", 0, [("t", [(1, -1)])])]
