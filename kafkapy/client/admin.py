@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kafkapy.client import admin_types as T
+from kafkapy.client.admin_groups import GroupAdminOps  # consumer group ops (group membership owner)
 from kafkapy.client.admin_replicas import ReplicaAdminOps
 from kafkapy.client.admin_types import (
     AlterConfigOp,
@@ -70,7 +71,7 @@ def _err(code: int, message: str | None = None) -> KafkaError | None:
     return error_from_code(code, message) if code else None
 
 
-class AdminClient(ReplicaAdminOps):
+class AdminClient(ReplicaAdminOps, GroupAdminOps):
     def __init__(self, configs: Mapping[str, Any] | None = None, time: Time = SYSTEM, **overrides: Any) -> None:
         self.config = AdminClientConfig(configs, **overrides)
         if not self.config["client.id"]:

@@ -1,0 +1,370 @@
+"""AdminClient operations on consumer groups (a mixin of AdminClient, like admin_replicas.py).
+
+`list_consumer_groups(states, types)` (ListGroups v0-5 to every broker, merged; consumer groups are
+those with protocol type "consumer" or "" - the latter only ever committed offsets),
+`describe_consumer_groups(ids)` (FindCoordinator, then DescribeGroups v0-6; member assignments decoded
+from the consumer protocol), `list_consumer_group_offsets(id, partitions=None)` (OffsetFetch v0-9;
+None = every committed partition), `alter_consumer_group_offsets(id, offsets)` (OffsetCommit as an
+admin: generation -1, empty member id, which the broker accepts for groups without active members),
+`delete_consumer_groups(ids)` (DeleteGroups v0-2) and `delete_consumer_group_offsets(id, partitions)`
+(OffsetDelete v0). Requests go to each group's coordinator; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
+/ COORDINATOR_LOAD_IN_PROGRESS look the coordinator up again and retry within the call's timeout.
+
+Thread-safety: as AdminClient (blocking calls, safe from several threads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkapy.client.assignors.consumer_protocol import (
+    PROTOCOL_TYPE,
+    ConsumerProtocolError,
+    deserialize_assignment,
+)
+from kafkapy.client.consumer_coordinator import OffsetAndMetadata
+from kafkapy.client.errors import error_from_code
+from kafkapy.client.metadata import Cluster, Node
+from kafkapy.client.network_client import NetworkClient
+from kafkapy.common.errors import ErrorCode, KafkaError
+from kafkapy.common.time import Time
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol import messages as M
+
+FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH, DESCRIBE_GROUPS, LIST_GROUPS = 10, 8, 9, 15, 16
+DELETE_GROUPS, OFFSET_DELETE = 42, 47
+_COORDINATOR_MOVED = {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE}
+
+# Kafka's GroupState names (what ListGroups/DescribeGroups carry), by lower-case spelling.
+GROUP_STATES = {s.lower(): s for s in ("Unknown", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                                       "Empty", "Assigning", "Reconciling")}
+CONSUMER_GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning",
+                         "Reconciling")
+
+
+GROUP_TYPES = {t.lower(): t for t in ("Unknown", "Consumer", "Classic", "Share", "Streams")}
+
+
+def parse_group_state(text: str) -> str:
+    """Kafka's GroupState.parse: case-insensitive, "Unknown" for anything else."""
+    return GROUP_STATES.get(text.strip().lower(), "Unknown")
+
+
+def parse_group_type(text: str) -> str:
+    """Kafka's GroupType.parse: case-insensitive, "Unknown" for anything else."""
+    return GROUP_TYPES.get(text.strip().lower(), "Unknown")
+
+
+@dataclass(frozen=True)
+class ConsumerGroupListing:
+    group_id: str
+    is_simple_consumer_group: bool
+    state: str | None = None  # Kafka's GroupState name; None when the broker is older than ListGroups v4
+    type: str | None = None  # Kafka's GroupType name ("Classic", "Consumer"); None before ListGroups v5
+    protocol_type: str = ""
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    assignment: list[TopicPartition] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDescription:
+    group_id: str
+    is_simple_consumer_group: bool
+    members: list[MemberDescription]
+    partition_assignor: str
+    state: str
+    coordinator: Node
+    protocol_type: str = ""
+    authorized_operations: int | None = None
+
+
+@dataclass(frozen=True)
+class DeleteGroupOffsetsResult:
+    error: KafkaError | None  # top-level error
+    partitions: dict[TopicPartition, KafkaError | None]
+
+
+def _err(code: int, message: str | None = None) -> KafkaError | None:
+    return error_from_code(code, message or None) if code else None
+
+
+class GroupAdminOps:
+    """Consumer group admin calls; relies on AdminClient's plumbing (_call, _metadata, ...)."""
+
+    client: NetworkClient
+    _time: Time
+    _call: Callable[..., Any]
+    _timeout: Callable[[float | None], float]
+    _remaining: Callable[[float], int]
+    _metadata: Callable[[list[str] | None, float], Cluster]
+
+    # ------------------------------------------------------------------------------------------
+    # coordinators
+
+    def find_group_coordinator(self, group_id: str, timeout_ms: float | None = None) -> Node:
+        """The broker coordinating `group_id` (FindCoordinator key type 0)."""
+
+        def build(version: int) -> Any:
+            if version >= 4:
+                return M.FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id])
+            return M.FindCoordinatorRequest(key=group_id, key_type=0)
+
+        def handle(resp: Any) -> Node:
+            if resp.coordinators:
+                c = resp.coordinators[0]
+                code, message, node = c.error_code, c.error_message, Node(c.node_id, c.host, c.port)
+            else:
+                code, message = resp.error_code, getattr(resp, "error_message", None)
+                node = Node(resp.node_id, resp.host, resp.port)
+            if code:
+                raise error_from_code(code, message)
+            return node
+
+        return self._call(None, build, FIND_COORDINATOR, timeout_ms, handle, "findCoordinator")
+
+    def _coordinator_node(self, group_id: str) -> Callable[[float], int]:
+        """A `_call` target: looks the coordinator up (again) on every attempt."""
+
+        def target(deadline: float) -> int:
+            node = self.find_group_coordinator(group_id, self._remaining(deadline))
+            if self.client.cluster.node(node.node_id) is None:
+                self._metadata([], deadline)
+            return node.node_id
+
+        return target
+
+    def _group_call(self, group_id: str, build: Callable[[int], Any], api_key: int, timeout_ms: float | None,
+                    handle: Callable[[Any], Any], what: str) -> Any:
+        return self._call(self._coordinator_node(group_id), build, api_key, timeout_ms, handle, what)
+
+    @staticmethod
+    def _check_group_error(code: int, message: str | None = None) -> None:
+        """Raise for a group-level error code (retriable ones make `_call` retry)."""
+        if code:
+            raise error_from_code(code, message or None)
+
+    # ------------------------------------------------------------------------------------------
+    # list / describe
+
+    def list_consumer_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
+                             timeout_ms: float | None = None) -> list[ConsumerGroupListing]:
+        """Consumer groups on every broker (in the brokers' order), optionally only those in `states`."""
+        timeout = self._timeout(timeout_ms)
+        deadline = self._time.milliseconds() + timeout
+        wanted_states = [parse_group_state(s) for s in states]
+        wanted_types = [parse_group_type(t) for t in types]
+        brokers = sorted(self._metadata([], deadline).brokers)
+        found: dict[str, ConsumerGroupListing] = {}
+
+        def build(version: int) -> Any:
+            return M.ListGroupsRequest(states_filter=wanted_states if version >= 4 else [],
+                                       types_filter=wanted_types if version >= 5 else [])
+
+        def handle(resp: Any) -> list[ConsumerGroupListing]:
+            self._check_group_error(resp.error_code)
+            out = []
+            for g in resp.groups:
+                if g.protocol_type not in (PROTOCOL_TYPE, ""):
+                    continue
+                state = parse_group_state(g.group_state) if getattr(g, "group_state", "") else None
+                gtype = parse_group_type(g.group_type) if getattr(g, "group_type", "") else None
+                out.append(ConsumerGroupListing(g.group_id, g.protocol_type == "", state, gtype, g.protocol_type))
+            return out
+
+        for node in brokers:
+            for listing in self._call(node, build, LIST_GROUPS, self._remaining(deadline), handle, "listGroups"):
+                found[listing.group_id] = listing
+        result = list(found.values())
+        if wanted_states:
+            lowered = {s.lower() for s in wanted_states}
+            result = [g for g in result if g.state is None or g.state.lower() in lowered]
+        return result
+
+    def describe_consumer_groups(self, group_ids: Iterable[str], include_authorized_operations: bool = False,
+                                 timeout_ms: float | None = None, raise_errors: bool = True
+                                 ) -> dict[str, ConsumerGroupDescription | KafkaError]:
+        out: dict[str, ConsumerGroupDescription | KafkaError] = {}
+        for group_id in dict.fromkeys(group_ids):
+            try:
+                out[group_id] = self._describe_one(group_id, include_authorized_operations, timeout_ms)
+            except KafkaError as e:
+                if raise_errors:
+                    raise
+                out[group_id] = e
+        return out
+
+    def _describe_one(self, group_id: str, include_ops: bool, timeout_ms: float | None) -> ConsumerGroupDescription:
+        coordinator: list[Node] = []
+
+        def target(deadline: float) -> int:
+            node = self.find_group_coordinator(group_id, self._remaining(deadline))
+            if self.client.cluster.node(node.node_id) is None:
+                self._metadata([], deadline)
+            coordinator[:] = [self.client.cluster.node(node.node_id) or node]
+            return node.node_id
+
+        def build(version: int) -> Any:
+            return M.DescribeGroupsRequest(groups=[group_id], include_authorized_operations=include_ops)
+
+        def handle(resp: Any) -> ConsumerGroupDescription:
+            g = resp.groups[0]
+            self._check_group_error(g.error_code, getattr(g, "error_message", None))
+            if g.protocol_type not in (PROTOCOL_TYPE, ""):
+                raise error_from_code(ErrorCode.INVALID_GROUP_ID,
+                                      f"GroupId {group_id} is not a consumer group ({g.protocol_type}).")
+            members = []
+            for m in g.members:
+                try:
+                    assignment = deserialize_assignment(m.member_assignment).partitions if m.member_assignment else []
+                except ConsumerProtocolError:
+                    assignment = []
+                members.append(MemberDescription(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
+                                                 m.client_host, assignment))
+            ops = getattr(g, "authorized_operations", -2147483648)
+            return ConsumerGroupDescription(
+                g.group_id, g.protocol_type == "", members, g.protocol_data, parse_group_state(g.group_state),
+                coordinator[0], g.protocol_type, None if ops == -2147483648 else ops)
+
+        return self._call(target, build, DESCRIBE_GROUPS, timeout_ms, handle, "describeConsumerGroups")
+
+    # ------------------------------------------------------------------------------------------
+    # offsets
+
+    def list_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None,
+                                    require_stable: bool = False, timeout_ms: float | None = None
+                                    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """Committed offsets of `group_id` (None for a listed partition without one)."""
+        tps = None if partitions is None else sorted({TopicPartition(*tp) for tp in partitions})
+        by_topic: dict[str, list[int]] = {}
+        for tp in tps or ():
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+        def build(version: int) -> Any:
+            R = M.OffsetFetchRequest
+            if version >= 8:
+                topics = None if tps is None else [R.OffsetFetchRequestTopics(name=t, partition_indexes=p)
+                                                   for t, p in by_topic.items()]
+                return R(require_stable=require_stable,
+                         groups=[R.OffsetFetchRequestGroup(group_id=group_id, topics=topics)])
+            topics = None if tps is None else [R.OffsetFetchRequestTopic(name=t, partition_indexes=p)
+                                               for t, p in by_topic.items()]
+            return R(group_id=group_id, topics=topics, require_stable=require_stable and version >= 7)
+
+        def handle(resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None]:
+            if resp.groups:
+                group = resp.groups[0]
+                self._check_group_error(group.error_code)
+                topics = group.topics
+            else:
+                self._check_group_error(getattr(resp, "error_code", 0))
+                topics = resp.topics
+            out: dict[TopicPartition, OffsetAndMetadata | None] = {}
+            for t in topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    if p.error_code:
+                        err = error_from_code(p.error_code, f"partition {tp}")
+                        if err.retriable:
+                            raise err
+                        continue
+                    if p.committed_offset < 0:
+                        out[tp] = None
+                    else:
+                        epoch = getattr(p, "committed_leader_epoch", -1)
+                        out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "",
+                                                    None if epoch < 0 else epoch)
+            return out
+
+        return self._group_call(group_id, build, OFFSET_FETCH, timeout_ms, handle, "listConsumerGroupOffsets")
+
+    def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
+                                     timeout_ms: float | None = None, raise_errors: bool = True
+                                     ) -> dict[TopicPartition, KafkaError | None]:
+        """Commit `offsets` (ints or OffsetAndMetadata) for a group with no active members."""
+        items: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, v in offsets.items():
+            om = OffsetAndMetadata(v) if isinstance(v, int) else OffsetAndMetadata(
+                v.offset, getattr(v, "metadata", "") or "", getattr(v, "leader_epoch", None))
+            items[TopicPartition(*tp)] = om
+        by_topic: dict[str, list[tuple[int, OffsetAndMetadata]]] = {}
+        for tp, om in items.items():
+            by_topic.setdefault(tp.topic, []).append((tp.partition, om))
+
+        def build(version: int) -> Any:
+            R = M.OffsetCommitRequest
+            return R(group_id=group_id, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                     retention_time_ms=-1,
+                     topics=[R.OffsetCommitRequestTopic(name=t, partitions=[
+                         R.OffsetCommitRequestPartition(
+                             partition_index=p, committed_offset=om.offset,
+                             committed_leader_epoch=-1 if om.leader_epoch is None else om.leader_epoch,
+                             commit_timestamp=-1, committed_metadata=om.metadata)
+                         for p, om in sorted(parts)]) for t, parts in by_topic.items()])
+
+        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+            out: dict[TopicPartition, KafkaError | None] = {}
+            for t in resp.topics:
+                for p in t.partitions:
+                    err = _err(p.error_code)
+                    if err is not None and (p.error_code in _COORDINATOR_MOVED
+                                            or p.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
+                        raise err
+                    out[TopicPartition(t.name, p.partition_index)] = err
+            return out
+
+        result = self._group_call(group_id, build, OFFSET_COMMIT, timeout_ms, handle, "alterConsumerGroupOffsets")
+        if raise_errors:
+            for err in result.values():
+                if err is not None:
+                    raise err
+        return result
+
+    def delete_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
+                                      timeout_ms: float | None = None) -> DeleteGroupOffsetsResult:
+        tps = sorted({TopicPartition(*tp) for tp in partitions})
+        by_topic: dict[str, list[int]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+        def build(version: int) -> Any:
+            R = M.OffsetDeleteRequest
+            return R(group_id=group_id, topics=[R.OffsetDeleteRequestTopic(name=t, partitions=[
+                R.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in by_topic.items()])
+
+        def handle(resp: Any) -> DeleteGroupOffsetsResult:
+            if resp.error_code in _COORDINATOR_MOVED or resp.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                raise error_from_code(resp.error_code)
+            parts = {TopicPartition(t.name, p.partition_index): _err(p.error_code)
+                     for t in resp.topics for p in t.partitions}
+            return DeleteGroupOffsetsResult(_err(resp.error_code), parts)
+
+        return self._group_call(group_id, build, OFFSET_DELETE, timeout_ms, handle, "deleteConsumerGroupOffsets")
+
+    def delete_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
+                               ) -> dict[str, KafkaError | None]:
+        out: dict[str, KafkaError | None] = {}
+        for group_id in dict.fromkeys(group_ids):
+            def build(version: int, group_id: str = group_id) -> Any:
+                return M.DeleteGroupsRequest(groups_names=[group_id])
+
+            def handle(resp: Any) -> KafkaError | None:
+                r = resp.results[0]
+                if r.error_code in _COORDINATOR_MOVED or r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                    raise error_from_code(r.error_code)
+                return _err(r.error_code)
+
+            try:
+                out[group_id] = self._group_call(group_id, build, DELETE_GROUPS, timeout_ms, handle,
+                                                 "deleteConsumerGroups")
+            except KafkaError as e:
+                out[group_id] = e
+        return out
