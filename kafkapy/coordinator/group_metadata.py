@@ -29,6 +29,7 @@ log = logging.getLogger("kafka.coordinator.group.GroupMetadata")
 CONSUMER_PROTOCOL_TYPE = "consumer"
 NO_PROTOCOL = ""
 NO_LEADER = ""
+UNKNOWN_MEMBER_ID = ""
 
 
 class GroupState(enum.Enum):
