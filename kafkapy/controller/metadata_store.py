@@ -14,6 +14,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafkapy.cluster.broker import Broker
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
@@ -171,6 +172,17 @@ class MetadataStore(ABC):
         self.set_entity_config("brokers", "<default>" if broker_id is None else str(broker_id), configs)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
+
+    # -- producer id blocks (/latest_producer_id_block) --
+
+    @abstractmethod
+    def get_producer_id_block(self) -> tuple[dict[str, Any] | None, int]:
+        """The latest producer-id block record and its version (-1 when there is none yet)."""
+
+    @abstractmethod
+    def set_producer_id_block(self, data: dict[str, Any], expected_version: int) -> bool:
+        """Write the record if its version is still expected_version (-1: create it); False if another
+        writer got there first."""
 
     def close(self) -> None:
         """Release resources; ephemeral registrations made through this store end."""

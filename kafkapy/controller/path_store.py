@@ -265,6 +265,24 @@ class PathMetadataStore(MetadataStore):
                 out[tp] = result if isinstance(result, MetadataStoreError) else MetadataStoreError(str(tp))
         return out
 
+    # -- producer id blocks ----------------------------------------------------------------------------------
+
+    def get_producer_id_block(self) -> tuple[dict[str, Any] | None, int]:
+        node = self._get(zk_data.PRODUCER_ID_BLOCK_PATH)
+        if node is None:
+            return None, -1
+        data, stat = node
+        return (data or None), stat.version
+
+    def set_producer_id_block(self, data: dict[str, Any], expected_version: int) -> bool:
+        op = Create(zk_data.PRODUCER_ID_BLOCK_PATH, data) if expected_version < 0 else \
+            SetData(zk_data.PRODUCER_ID_BLOCK_PATH, data, expected_version)
+        try:
+            self._multi([op])
+        except (NodeExistsError, BadVersionError, NoNodeError):
+            return False
+        return True
+
     # -- config overrides -----------------------------------------------------------------------------------
 
     def get_entity_config(self, entity_type: str, entity_name: str) -> dict[str, str]:

@@ -34,6 +34,7 @@ BROKER_IDS_PATH = "/brokers/ids"
 TOPICS_PATH = "/brokers/topics"
 CONFIG_PATH = "/config"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
+PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 DEFAULT_BROKER_ENTITY = "<default>"
 
 ZERO_UUID = uuid.UUID(int=0)

@@ -23,7 +23,6 @@ from kafkapy.common.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
 )
-from kafkapy.controller.metadata_store import BadVersionError, NodeExistsError, NoNodeError
 from kafkapy.coordinator.producer_id_manager import (
     InMemoryProducerIdBlockStore,
     ProducerIdBlockStore,
@@ -33,45 +32,16 @@ from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 from kafkapy.server.apis.registry import DEFERRED, api
 
-PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 
 _manager_lock = threading.Lock()
 
 
-class MetadataStoreProducerIdBlocks:
-    """ProducerIdBlockStore over a path-based MetadataStore (LocalMetadataStore, the ZooKeeper store): the
-    record is the node at /latest_producer_id_block, its version the node's."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-
-    def get_producer_id_block(self) -> tuple[dict[str, Any] | None, int]:
-        node = self.store._get(PRODUCER_ID_BLOCK_PATH)
-        if node is None:
-            return None, -1
-        data, stat = node
-        return (data or None), stat.version
-
-    def set_producer_id_block(self, data: dict[str, Any], expected_version: int) -> bool:
-        from kafkapy.controller.path_store import Create, SetData
-
-        op = Create(PRODUCER_ID_BLOCK_PATH, data) if expected_version < 0 else \
-            SetData(PRODUCER_ID_BLOCK_PATH, data, expected_version)
-        try:
-            self.store._multi([op])
-        except (NodeExistsError, BadVersionError, NoNodeError):
-            return False
-        return True
-
-
 def _block_store(services: Any) -> ProducerIdBlockStore:
     store = getattr(getattr(services, "controller", None), "store", None)
-    if store is not None and hasattr(store, "get_producer_id_block"):
-        return store  # a MetadataStore that offers the two methods itself
-    if store is not None and hasattr(store, "_multi") and hasattr(store, "_get"):
-        return MetadataStoreProducerIdBlocks(store)
+    if store is not None:
+        return store  # every MetadataStore keeps Kafka's /latest_producer_id_block record
     return InMemoryProducerIdBlockStore()
 
 
