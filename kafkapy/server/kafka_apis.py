@@ -28,7 +28,6 @@ from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
-_UNSUPPORTED_VERSION = 35
 
 
 class KafkaApis:
@@ -78,9 +77,9 @@ class KafkaApis:
     def _unsupported(self, ctx: RequestContext, spec: registry.ApiSpec | None) -> None:
         header = ctx.header
         if header.api_key == ApiKey.API_VERSIONS:
-            from kafkapy.server.apis.api_versions import api_versions_response
+            from kafkapy.server.apis.api_versions import UNSUPPORTED_VERSION, api_versions_response
 
-            body = api_versions_response(error_code=_UNSUPPORTED_VERSION)
+            body = api_versions_response(error_code=UNSUPPORTED_VERSION)
             # The client cannot parse a version it did not send successfully: answer with v0.
             ctx.header.api_version = 0
             ctx.respond(body)

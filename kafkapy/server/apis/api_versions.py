@@ -11,12 +11,18 @@ from kafkapy.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from kafkapy.server.apis import registry
 from kafkapy.server.apis.registry import api
 
+UNSUPPORTED_VERSION = 35
+
 
 def api_versions_response(error_code: int = 0) -> ApiVersionsResponse:
+    """The full answer; with UNSUPPORTED_VERSION only ApiVersions' own range, as Kafka sends (KIP-511)."""
+    specs = registry.supported().values()
+    if error_code == UNSUPPORTED_VERSION:
+        specs = [s for s in specs if s.api_key == ApiKey.API_VERSIONS]
     keys = [
         ApiVersionsResponse.ApiVersion(api_key=spec.api_key, min_version=spec.min_version,
                                        max_version=spec.max_version)
-        for spec in sorted(registry.supported().values(), key=lambda s: s.api_key)
+        for spec in sorted(specs, key=lambda s: s.api_key)
     ]
     return ApiVersionsResponse(error_code=error_code, api_keys=keys, throttle_time_ms=0)
 
