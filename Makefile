@@ -23,8 +23,9 @@ $(BIN)/python:
 deps: .stamp-install
 test-deps: .stamp-test-deps
 
+# ARGS passes server-start arguments through, e.g. make run ARGS="--override num.partitions=3".
 run: .stamp-install
-	$(BIN)/kafkapy server-start
+	exec $(BIN)/kafkapy server-start $(ARGS)
 
 gen-protocol: $(BIN)/python
 	$(BIN)/python scripts/gen_protocol.py
