@@ -165,13 +165,8 @@ class GroupCoordinator(GroupMembershipMixin, GroupOffsetsMixin):
         manager = self.group_manager
         known = manager.is_partition_owned(partition) or manager.is_partition_loading(partition)
         if part is not None and part.is_leader:
-            epoch = part.leader_epoch
-            known_epoch = manager.partition_epoch(partition)
-            if known and known_epoch is not None and known_epoch < epoch:
-                self.on_resignation(partition, None)
-                known = False
             if not known:
-                self.on_election(partition, epoch)
+                self.on_election(partition, part.leader_epoch)
         elif known:
             self.on_resignation(partition, None)
 

@@ -162,6 +162,8 @@ class GroupMetadataManager:
         self._owned: set[int] = set()
         self._loading: set[int] = set()
         self._epochs: dict[int, int] = {}
+        # One token per scheduled load: a load finishes only if no resignation/re-election replaced it.
+        self._load_tokens: dict[int, object] = {}
         self._partition_count: int | None = None
         self._workers: list[WorkerThread] = []
         if append_executor is None:
@@ -420,14 +422,17 @@ class GroupMetadataManager:
             if current is not None and current > epoch:
                 return
             self._epochs[partition] = epoch
-            if partition in self._loading:
+            # Already loaded (or loading) under this leadership: a new epoch alone needs no reload.
+            if partition in self._loading or partition in self._owned:
                 return
             self._loading.add(partition)
+            token = self._load_tokens[partition] = object()
         log.info("Scheduling loading of offsets and group metadata from %s-%d for epoch %d",
                  GROUP_METADATA_TOPIC_NAME, partition, epoch)
-        self._load_executor(lambda: self._load_partition(partition, epoch, on_group_loaded))
+        self._load_executor(lambda: self._load_partition(partition, epoch, token, on_group_loaded))
 
-    def _load_partition(self, partition: int, epoch: int, on_group_loaded: Callable[[GroupMetadata], None]) -> None:
+    def _load_partition(self, partition: int, epoch: int, token: object,
+                        on_group_loaded: Callable[[GroupMetadata], None]) -> None:
         start = self.time.hi_res_clock_ms()
         tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition)
         try:
@@ -435,20 +440,21 @@ class GroupMetadataManager:
         except Exception:
             log.exception("Error loading offsets from %s", tp)
             with self._lock:
-                self._loading.discard(partition)
+                if self._load_tokens.get(partition) is token:
+                    self._loading.discard(partition)
             return
         with self._lock:
-            if self._epochs.get(partition) != epoch or self.shutting_down:
-                self._loading.discard(partition)
+            if self._load_tokens.get(partition) is not token or self.shutting_down:
                 return
         for group_id, group in loaded_groups.items():
-            self._load_group(group, loaded_offsets.pop(group_id, {}), on_group_loaded)
+            self._load_group(group, loaded_offsets.pop(group_id, {}), on_group_loaded, partition, token)
         for group_id, offsets in loaded_offsets.items():
-            self._load_group(GroupMetadata(group_id, GroupState.EMPTY, self.time), offsets, on_group_loaded)
+            self._load_group(GroupMetadata(group_id, GroupState.EMPTY, self.time), offsets, on_group_loaded,
+                             partition, token)
         with self._lock:
-            if self._epochs.get(partition) == epoch:
+            if self._load_tokens.get(partition) is token:
                 self._owned.add(partition)
-            self._loading.discard(partition)
+                self._loading.discard(partition)
         log.info("Finished loading offsets and group metadata from %s in %d milliseconds for epoch %d "
                  "(%d groups, %d with offsets only)", tp, self.time.hi_res_clock_ms() - start, epoch,
                  len(loaded_groups), len(loaded_offsets))
@@ -502,9 +508,13 @@ class GroupMetadataManager:
             log.warning("Skipping an unreadable __consumer_offsets record at batch %d: %s", base_offset, e)
 
     def _load_group(self, group: GroupMetadata, offsets: dict[TopicPartition, CommitRecordMetadataAndOffset],
-                    on_group_loaded: Callable[[GroupMetadata], None]) -> None:
+                    on_group_loaded: Callable[[GroupMetadata], None], partition: int, token: object) -> None:
         group.initialize_offsets(offsets)
-        current = self.add_group(group)
+        with self._lock:
+            # Checked with the cache lock held: a resignation (which drops the token) cannot interleave.
+            if self._load_tokens.get(partition) is not token:
+                return
+            current = self._groups.setdefault(group.group_id, group)
         if current is not group:
             # A group created meanwhile (e.g. by a commit) keeps its state; the loaded offsets still count.
             with current.lock:
@@ -522,6 +532,7 @@ class GroupMetadataManager:
             if epoch is not None:
                 self._epochs[partition] = epoch
             was_known = partition in self._owned or partition in self._loading
+            self._load_tokens.pop(partition, None)
             self._owned.discard(partition)
             self._loading.discard(partition)
             count = self.partition_count()

@@ -203,3 +203,27 @@ def test_list_and_describe(h: Harness) -> None:
     assert h.coordinator.handle_describe_group("nope") == (0, None)
     error, summary = h.coordinator.handle_describe_group("stable-g")
     assert summary.protocol == "range" and summary.members[0].client_host == "/127.0.0.1"
+
+
+def test_load_overtaken_by_resignation_publishes_nothing() -> None:
+    h = Harness(load_now=False)
+    try:
+        part = h.rm.get_partition(("__consumer_offsets", 0))
+        h.loads.pop()()  # the startup load
+        assert h.commit("g", {T0: om(9)}) == {T0: 0}
+        part.is_leader = False
+        h.coordinator.refresh_ownership()
+        assert h.manager.get_group("g") is None and not h.manager.is_partition_owned(0)
+        part.is_leader, part.leader_epoch = True, 1
+        h.coordinator.refresh_ownership()
+        stale_load = h.loads.pop()
+        part.is_leader = False
+        h.coordinator.refresh_ownership()  # resigned before the load ran
+        stale_load()
+        assert h.manager.get_group("g") is None and not h.manager.is_partition_owned(0)
+        part.is_leader, part.leader_epoch = True, 2
+        assert h.coordinator.handle_fetch_offsets("g", False, None) == (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, {})
+        h.loads.pop()()
+        assert h.coordinator.handle_fetch_offsets("g", False, None)[1][T0].offset == 9
+    finally:
+        h.shutdown()
