@@ -5,8 +5,9 @@ Flags are ConsoleConsumerOptions' (old and KIP-1147 spellings: --property/--form
 Records are written as raw bytes in DefaultMessageFormatter's layout (see
 kafkapy.tools.console_consumer); at exit `Processed a total of N messages` goes to stderr, also after
 Ctrl-C (exit 130) and when stdout closes (`Unable to write to standard out, closing consumer.`).
-Without --group, kafkapy assigns the topic's partitions itself (no group traffic); --group and
---include need consumer groups and fail with one clear line while the client lacks them.
+Without --group, kafkapy assigns the topic's partitions itself (no group traffic); --group, a group.id
+property and --include subscribe through the client's group membership (one clear error line if the
+client has none).
 --output json: one object per record ({"topic", "partition", "offset", "timestamp", "timestampType",
 "key", "value", "headers"}; bytes as UTF-8 text).
 Thread-safety: one run per call, main thread.
