@@ -150,17 +150,6 @@ def test_topic_subscription_without_group_reads_all_partitions(cli, any_broker, 
     assert r.err == "Processed a total of 30 messages\n"
 
 
-def test_group_without_client_support_or_broker_is_one_clear_line(cli, kafkapy_broker, unique_topic):
-    bs = kafkapy_broker.bootstrap
-    create(cli, bs, unique_topic)
-    r = cli("console-consumer", "--bootstrap-server", bs, "--include", f"{unique_topic}.*", "--timeout-ms", "300")
-    # Either the client subscribes (consumer groups available) or it refuses in one line.
-    assert r.rc in (0, 1)
-    assert r.err.splitlines()[-1] == "Processed a total of 0 messages"
-    if r.rc == 1:
-        assert r.err.startswith("Error: consumer groups (--group, group.id, --include) are not supported")
-
-
 def test_group_and_include_subscribe_when_groups_are_available(cli, broker_factory, unique_topic):
     broker = broker_factory(overrides={"group.initial.rebalance.delay.ms": "0"})
     bs = broker.bootstrap
