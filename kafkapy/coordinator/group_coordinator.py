@@ -14,6 +14,9 @@ members (group.instance.id) keep their place across restarts and fence older ins
 Answers go through callbacks, from the thread that completes the operation (a request handler, a
 purgatory reaper, the appender). The purgatories and the DelayedOperation wrapper are injected by
 the broker (this layer may not import server/): `operation_factory(delay_ms, lock, logic)`.
+This module holds the lifecycle, partition ownership, JoinGroup and the rebalance; SyncGroup, Heartbeat,
+LeaveGroup and session expiry are in group_membership.py, offsets and DescribeGroups/ListGroups/
+DeleteGroups in group_coordinator_offsets.py (mixins of GroupCoordinator).
 No byte format (see group_records.py). Thread-safety: all group state under the group's RLock.
 """
 
