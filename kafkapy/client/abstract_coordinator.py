@@ -3,9 +3,8 @@
 Owns: finding the group coordinator (FindCoordinator v0-6, batched keys from v4), one dedicated
 connection to it (like Java's client, which gives the coordinator its own socket as node
 `2^31-1 - id`, so heartbeats never queue behind fetches), the join/sync state machine (JoinGroup
-v0-9 with MEMBER_ID_REQUIRED retry, SyncGroup v0-5), the heartbeat thread (Heartbeat v0-4 every
-heartbeat.interval.ms; session.timeout.ms without an answer marks the coordinator dead;
-max.poll.interval.ms without a poll() leaves the group) and LeaveGroup v0-5. Subclasses supply the
+v0-9 with MEMBER_ID_REQUIRED retry, SyncGroup v0-5), the heartbeat thread (kafkapy.client.heartbeat) and
+LeaveGroup v0-5 and LeaveGroup v0-5. Subclasses supply the
 embedded protocol: `metadata()`, `on_join_prepare()`, `perform_assignment()`, `on_join_complete()`.
 
 JoinGroup and SyncGroup are sent as futures and awaited only within the caller's deadline, so a
@@ -30,13 +29,13 @@ from typing import Any
 from kafkapy.client.config import ConsumerConfig
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.client.errors import DisconnectError, KafkaTimeoutError, error_from_code
+from kafkapy.client.heartbeat import Heartbeat, HeartbeatThread
 from kafkapy.client.metadata import Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import Time
 from kafkapy.protocol.messages import (
     FindCoordinatorRequest,
-    HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
     SyncGroupRequest,
@@ -44,9 +43,9 @@ from kafkapy.protocol.messages import (
 
 log = logging.getLogger(__name__)
 
-FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 10, 11, 12, 13, 14
+FIND_COORDINATOR, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP = 10, 11, 13, 14
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
-_COORDINATOR_ERRORS = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR}
+COORDINATOR_ERRORS = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR}
 _FATAL_JOIN_ERRORS = {
     ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ErrorCode.INVALID_SESSION_TIMEOUT, ErrorCode.INVALID_GROUP_ID,
     ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.GROUP_MAX_SIZE_REACHED, ErrorCode.FENCED_INSTANCE_ID,
@@ -72,52 +71,6 @@ class Generation:
 
 
 NO_GENERATION = Generation(-1, "", None)
-
-
-class Heartbeat:
-    """Kafka's Heartbeat timers: when to send the next heartbeat, session and poll expiry (ms)."""
-
-    def __init__(self, time: Time, session_timeout_ms: int, heartbeat_interval_ms: int, max_poll_interval_ms: int,
-                 retry_backoff_ms: int) -> None:
-        self.time = time
-        self.session_timeout_ms = session_timeout_ms
-        self.heartbeat_interval_ms = heartbeat_interval_ms
-        self.max_poll_interval_ms = max_poll_interval_ms
-        self.retry_backoff_ms = retry_backoff_ms
-        now = time.milliseconds()
-        self.last_poll = now
-        self.next_heartbeat = now + heartbeat_interval_ms
-        self.session_deadline = now + session_timeout_ms
-        self.in_flight = False
-
-    def poll(self, now: int) -> None:
-        self.last_poll = now
-
-    def sent(self, now: int) -> None:
-        self.in_flight = True
-        self.next_heartbeat = now + self.heartbeat_interval_ms
-
-    def received(self, now: int) -> None:
-        self.in_flight = False
-        self.session_deadline = now + self.session_timeout_ms
-
-    def failed(self, now: int) -> None:
-        self.in_flight = False
-        self.next_heartbeat = now + self.retry_backoff_ms
-
-    def reset_timeouts(self, now: int) -> None:
-        self.session_deadline = now + self.session_timeout_ms
-        self.next_heartbeat = now + self.heartbeat_interval_ms
-        self.last_poll = now
-
-    def time_to_next_heartbeat(self, now: int) -> int:
-        return max(0, self.next_heartbeat - now)
-
-    def session_timeout_expired(self, now: int) -> bool:
-        return now >= self.session_deadline
-
-    def poll_timeout_expired(self, now: int) -> bool:
-        return now - self.last_poll > self.max_poll_interval_ms
 
 
 class AbstractCoordinator:
@@ -431,7 +384,7 @@ class AbstractCoordinator:
                 self.generation = NO_GENERATION
                 self.state = MemberState.UNJOINED
                 return True
-        if code in _COORDINATOR_ERRORS:
+        if code in COORDINATOR_ERRORS:
             self.mark_coordinator_unknown(error_from_code(code).name)
             return self._backoff(deadline)
         if code in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.REBALANCE_IN_PROGRESS):
@@ -498,7 +451,7 @@ class AbstractCoordinator:
         if code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
             self.reset_generation(f"SyncGroup failed with {error_from_code(code).name}")
             return True
-        if code in _COORDINATOR_ERRORS:
+        if code in COORDINATOR_ERRORS:
             self.mark_coordinator_unknown(error_from_code(code).name)
             self.request_rejoin("the coordinator moved during SyncGroup")
             return True
@@ -518,104 +471,17 @@ class AbstractCoordinator:
     def _start_heartbeat_thread(self) -> None:
         with self._lock:
             if self._heartbeat_thread is None and not self._closed:
-                t = threading.Thread(target=self._heartbeat_loop, name=f"kafka-coordinator-heartbeat-thread | "
-                                     f"{self.group_id}", daemon=True)
-                self._heartbeat_thread = t
-                t.start()
+                self._heartbeat_thread = HeartbeatThread(self)
+                self._heartbeat_thread.start()
+
+    def heartbeat_enabled(self) -> bool:
+        with self._lock:
+            return self._heartbeat_enabled and self.state is MemberState.STABLE
 
     def poll_heartbeat(self, now: int) -> None:
         """The consumer polled: reset the max.poll.interval.ms timer."""
         with self._lock:
             self.heartbeat.poll(now)
-
-    def _heartbeat_loop(self) -> None:
-        while True:
-            with self._lock:
-                if self._closed:
-                    return
-                if not self._heartbeat_enabled or self.state is not MemberState.STABLE:
-                    self._wake.wait(0.1)
-                    continue
-                now = self.time.milliseconds()
-                if self.coordinator_unknown():
-                    action = "lookup"
-                elif self.heartbeat.session_timeout_expired(now):
-                    action = "session"
-                elif self.heartbeat.poll_timeout_expired(now):
-                    action = "poll"
-                elif self.heartbeat.time_to_next_heartbeat(now) > 0:
-                    self._wake.wait(min(self.heartbeat.time_to_next_heartbeat(now), 100) / 1000.0)
-                    continue
-                else:
-                    action = "heartbeat"
-                    generation = self.generation
-                    self.heartbeat.sent(now)
-            try:
-                self._heartbeat_action(action, generation if action == "heartbeat" else None)
-            except Exception as e:  # noqa: BLE001 - the heartbeat thread must survive anything
-                log.warning("Heartbeat thread error: %s", e)
-                with self._lock:
-                    self.heartbeat.failed(self.time.milliseconds())
-
-    def _heartbeat_action(self, action: str, generation: Generation | None) -> None:
-        if action == "lookup":
-            if not self.ensure_coordinator_ready(self.time.milliseconds() + self.retry_backoff_ms * 10):
-                self.time.sleep(self.retry_backoff_ms)
-            return
-        if action == "session":
-            self.mark_coordinator_unknown("session timed out without receiving a heartbeat response")
-            return
-        if action == "poll":
-            reason = ("consumer poll timeout has expired. This means the time between subsequent calls to poll() "
-                      "was longer than the configured max.poll.interval.ms, which typically implies that the poll "
-                      "loop is spending too much time processing messages. You can address this either by "
-                      "increasing max.poll.interval.ms or by reducing the maximum size of batches returned in "
-                      "poll() with max.poll.records.")
-            log.warning("%s", reason)
-            self.maybe_leave_group(reason)
-            return
-        assert generation is not None
-        group_id, instance = self.group_id, self.group_instance_id
-
-        def build(version: int) -> Any:
-            return HeartbeatRequest(group_id=group_id, generation_id=generation.generation_id,
-                                    member_id=generation.member_id,
-                                    group_instance_id=instance if version >= 3 else None)
-
-        try:
-            resp, _ = self.coordinator_request(build, HEARTBEAT, self.request_timeout_ms)
-        except KafkaError as e:
-            with self._lock:
-                self.heartbeat.failed(self.time.milliseconds())
-            if not isinstance(e, DisconnectError | KafkaTimeoutError):
-                self.mark_coordinator_unknown(str(e))
-            return
-        self._handle_heartbeat_response(resp.error_code, generation)
-
-    def _handle_heartbeat_response(self, code: int, generation: Generation) -> None:
-        now = self.time.milliseconds()
-        with self._lock:
-            if code == ErrorCode.NONE:
-                self.heartbeat.received(now)
-                return
-            if code == ErrorCode.REBALANCE_IN_PROGRESS:
-                self.heartbeat.received(now)
-                if self.state is MemberState.STABLE:
-                    self.request_rejoin("group is already rebalancing")
-                return
-            self.heartbeat.failed(now)
-        if code in _COORDINATOR_ERRORS:
-            self.mark_coordinator_unknown(error_from_code(code).name)
-        elif code in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
-            if self.generation == generation:
-                self.reset_generation(f"encountered {error_from_code(code).name} from HEARTBEAT response")
-            if code == ErrorCode.FENCED_INSTANCE_ID:
-                self.fatal_error = error_from_code(code, f"Received fatal exception: group.instance.id gets "
-                                                         f"fenced ({self.group_instance_id})")
-        elif code == ErrorCode.GROUP_AUTHORIZATION_FAILED:
-            self.fatal_error = error_from_code(code, f"Not authorized to access group: {self.group_id}")
-        else:
-            log.warning("Unexpected error in heartbeat response: %s", error_from_code(code).name)
 
     # ------------------------------------------------------------------------------------------
     # leave / close

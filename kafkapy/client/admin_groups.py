@@ -24,8 +24,14 @@ from kafkapy.client.assignors.consumer_protocol import (
     ConsumerProtocolError,
     deserialize_assignment,
 )
-from kafkapy.client.consumer_coordinator import OffsetAndMetadata
 from kafkapy.client.errors import error_from_code
+from kafkapy.client.group_offsets import (
+    OffsetAndMetadata,
+    offset_commit_builder,
+    offset_fetch_builder,
+    parse_offset_fetch,
+    to_offset_and_metadata,
+)
 from kafkapy.client.metadata import Cluster, Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError
@@ -243,46 +249,17 @@ class GroupAdminOps:
                                     require_stable: bool = False, timeout_ms: float | None = None
                                     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """Committed offsets of `group_id` (None for a listed partition without one)."""
-        tps = None if partitions is None else sorted({TopicPartition(*tp) for tp in partitions})
-        by_topic: dict[str, list[int]] = {}
-        for tp in tps or ():
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-
-        def build(version: int) -> Any:
-            R = M.OffsetFetchRequest
-            if version >= 8:
-                topics = None if tps is None else [R.OffsetFetchRequestTopics(name=t, partition_indexes=p)
-                                                   for t, p in by_topic.items()]
-                return R(require_stable=require_stable,
-                         groups=[R.OffsetFetchRequestGroup(group_id=group_id, topics=topics)])
-            topics = None if tps is None else [R.OffsetFetchRequestTopic(name=t, partition_indexes=p)
-                                               for t, p in by_topic.items()]
-            return R(group_id=group_id, topics=topics, require_stable=require_stable and version >= 7)
+        tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
+        build = offset_fetch_builder(group_id, tps, require_stable)
 
         def handle(resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None]:
-            if resp.groups:
-                group = resp.groups[0]
-                self._check_group_error(group.error_code)
-                topics = group.topics
-            else:
-                self._check_group_error(getattr(resp, "error_code", 0))
-                topics = resp.topics
-            out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-            for t in topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
-                    if p.error_code:
-                        err = error_from_code(p.error_code, f"partition {tp}")
-                        if err.retriable:
-                            raise err
-                        continue
-                    if p.committed_offset < 0:
-                        out[tp] = None
-                    else:
-                        epoch = getattr(p, "committed_leader_epoch", -1)
-                        out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "",
-                                                    None if epoch < 0 else epoch)
-            return out
+            result = parse_offset_fetch(resp)
+            self._check_group_error(result.error_code)
+            for tp, code in result.partition_errors.items():
+                err = error_from_code(code, f"partition {tp}")
+                if err.retriable:
+                    raise err
+            return result.offsets
 
         return self._group_call(group_id, build, OFFSET_FETCH, timeout_ms, handle, "listConsumerGroupOffsets")
 
@@ -290,25 +267,8 @@ class GroupAdminOps:
                                      timeout_ms: float | None = None, raise_errors: bool = True
                                      ) -> dict[TopicPartition, KafkaError | None]:
         """Commit `offsets` (ints or OffsetAndMetadata) for a group with no active members."""
-        items: dict[TopicPartition, OffsetAndMetadata] = {}
-        for tp, v in offsets.items():
-            om = OffsetAndMetadata(v) if isinstance(v, int) else OffsetAndMetadata(
-                v.offset, getattr(v, "metadata", "") or "", getattr(v, "leader_epoch", None))
-            items[TopicPartition(*tp)] = om
-        by_topic: dict[str, list[tuple[int, OffsetAndMetadata]]] = {}
-        for tp, om in items.items():
-            by_topic.setdefault(tp.topic, []).append((tp.partition, om))
-
-        def build(version: int) -> Any:
-            R = M.OffsetCommitRequest
-            return R(group_id=group_id, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
-                     retention_time_ms=-1,
-                     topics=[R.OffsetCommitRequestTopic(name=t, partitions=[
-                         R.OffsetCommitRequestPartition(
-                             partition_index=p, committed_offset=om.offset,
-                             committed_leader_epoch=-1 if om.leader_epoch is None else om.leader_epoch,
-                             commit_timestamp=-1, committed_metadata=om.metadata)
-                         for p, om in sorted(parts)]) for t, parts in by_topic.items()])
+        items = {TopicPartition(*tp): to_offset_and_metadata(v) for tp, v in offsets.items()}
+        build = offset_commit_builder(group_id, -1, "", None, items)
 
         def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
             out: dict[TopicPartition, KafkaError | None] = {}

@@ -27,7 +27,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from typing import Any, NamedTuple
+from typing import Any
 
 from kafkapy.client.abstract_coordinator import NO_GENERATION, AbstractCoordinator, Generation
 from kafkapy.client.assignors import Assignment, RebalanceProtocol, Subscription, assignors_for
@@ -40,50 +40,30 @@ from kafkapy.client.assignors.consumer_protocol import (
     serialize_subscription,
 )
 from kafkapy.client.config import ConsumerConfig
+from kafkapy.client.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafkapy.client.errors import KafkaTimeoutError, error_from_code
+from kafkapy.client.group_offsets import (
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    CommitFailedError,
+    OffsetAndMetadata,
+    offset_commit_builder,
+    offset_fetch_builder,
+    parse_offset_fetch,
+    to_offset_and_metadata,
+)
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.subscription_state import SubscriptionState, SubscriptionType
 from kafkapy.common.errors import ErrorCode, KafkaError, RebalanceInProgressError
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages import OffsetCommitRequest, OffsetFetchRequest
 
 log = logging.getLogger(__name__)
 
-OFFSET_COMMIT, OFFSET_FETCH = 8, 9
+__all__ = ["CommitFailedError", "ConsumerCoordinator", "ConsumerRebalanceListener", "OffsetAndMetadata"]
+
 _RETRIABLE_COMMIT = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                      ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.REQUEST_TIMED_OUT}
-
-
-class OffsetAndMetadata(NamedTuple):
-    offset: int
-    metadata: str = ""
-    leader_epoch: int | None = None
-
-
-class CommitFailedError(KafkaError, code=-1, name="COMMIT_FAILED", retriable=False):
-    """Kafka's CommitFailedException: the member is no longer part of the group's generation."""
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or (
-            "Commit cannot be completed since the group has already rebalanced and assigned the partitions to "
-            "another member. This means that the time between subsequent calls to poll() was longer than the "
-            "configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time "
-            "message processing. You can address this either by increasing max.poll.interval.ms or by reducing the "
-            "maximum size of batches returned in poll() with max.poll.records."))
-
-
-class ConsumerRebalanceListener:
-    """Kafka's ConsumerRebalanceListener; lost partitions default to the revoked callback."""
-
-    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
-        pass
-
-    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
-        pass
-
-    def on_partitions_lost(self, lost: list[TopicPartition]) -> None:
-        self.on_partitions_revoked(lost)
 
 
 def _sorted(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
@@ -393,14 +373,10 @@ class ConsumerCoordinator(AbstractCoordinator):
     def _normalise(offsets: Mapping[Any, Any]) -> dict[TopicPartition, OffsetAndMetadata]:
         out = {}
         for tp, v in offsets.items():
-            tp = TopicPartition(tp[0], tp[1])
-            if isinstance(v, int):
-                v = OffsetAndMetadata(v)
-            elif not isinstance(v, OffsetAndMetadata):
-                v = OffsetAndMetadata(v.offset, getattr(v, "metadata", "") or "", getattr(v, "leader_epoch", None))
-            if v.offset < 0:
-                raise ValueError(f"Invalid negative offset {v.offset} for partition {tp}")
-            out[tp] = v
+            om = to_offset_and_metadata(v)
+            if om.offset < 0:
+                raise ValueError(f"Invalid negative offset {om.offset} for partition {tp}")
+            out[TopicPartition(tp[0], tp[1])] = om
         return out
 
     def _commit_generation(self) -> tuple[Generation, str | None]:
@@ -420,25 +396,7 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     def _send_offset_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> tuple[Future, Generation]:
         generation, instance = self._commit_generation()
-        group_id = self.group_id
-        by_topic: dict[str, list[tuple[int, OffsetAndMetadata]]] = {}
-        for tp, om in offsets.items():
-            by_topic.setdefault(tp.topic, []).append((tp.partition, om))
-
-        def build(version: int) -> Any:
-            R = OffsetCommitRequest
-            return R(
-                group_id=group_id, generation_id_or_member_epoch=generation.generation_id,
-                member_id=generation.member_id, group_instance_id=instance if version >= 7 else None,
-                retention_time_ms=-1,
-                topics=[R.OffsetCommitRequestTopic(name=t, partitions=[
-                    R.OffsetCommitRequestPartition(
-                        partition_index=p, committed_offset=om.offset,
-                        committed_leader_epoch=-1 if om.leader_epoch is None else om.leader_epoch,
-                        commit_timestamp=-1, committed_metadata=om.metadata or "")
-                    for p, om in sorted(parts)]) for t, parts in by_topic.items()],
-            )
-
+        build = offset_commit_builder(self.group_id, generation.generation_id, generation.member_id, instance, offsets)
         future, _ = self.coordinator_send(build, OFFSET_COMMIT)
         return future, generation
 
@@ -579,25 +537,14 @@ class ConsumerCoordinator(AbstractCoordinator):
         if not tps:
             return {}
         deadline = self.time.milliseconds() + timeout_ms
-        group_id = self.group_id
-        by_topic: dict[str, list[int]] = {}
-        for tp in tps:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-
-        def build(version: int) -> Any:
-            R = OffsetFetchRequest
-            if version >= 8:
-                return R(require_stable=True, groups=[R.OffsetFetchRequestGroup(group_id=group_id, topics=[
-                    R.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in by_topic.items()])])
-            return R(group_id=group_id, require_stable=version >= 7, topics=[
-                R.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()])
+        build = offset_fetch_builder(self.group_id, tps, require_stable=True)
 
         while True:
             if self.ensure_coordinator_ready(deadline):
                 try:
                     resp, version = self.coordinator_request(build, OFFSET_FETCH,
                                                              max(1, deadline - self.time.milliseconds()))
-                    result = self._offset_fetch_result(resp, version)
+                    result = self._offset_fetch_result(resp)
                     if result is not None:
                         return {tp: result.get(tp) for tp in tps}
                 except KafkaError as e:
@@ -609,14 +556,10 @@ class ConsumerCoordinator(AbstractCoordinator):
                                         f"for partitions {tps} could be determined. Try tuning "
                                         "default.api.timeout.ms larger to relax the threshold.")
 
-    def _offset_fetch_result(self, resp: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
+    def _offset_fetch_result(self, resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
         """Parsed offsets, or None to retry."""
-        if version >= 8:
-            group = resp.groups[0] if resp.groups else None
-            code = group.error_code if group is not None else ErrorCode.NONE
-            topics = group.topics if group is not None else []
-        else:
-            code, topics = getattr(resp, "error_code", 0), resp.topics
+        result = parse_offset_fetch(resp)
+        code = result.error_code
         if code:
             if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
                 self.mark_coordinator_unknown(error_from_code(code).name)
@@ -624,21 +567,11 @@ class ConsumerCoordinator(AbstractCoordinator):
             if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                 return None
             raise error_from_code(code, f"OffsetFetch for group {self.group_id} failed")
-        out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-        for t in topics:
-            for p in t.partitions:
-                tp = TopicPartition(t.name, p.partition_index)
-                if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
-                    return None
-                if p.error_code:
-                    log.warning("Failed to fetch offset for partition %s: %s", tp, error_from_code(p.error_code).name)
-                    continue
-                if p.committed_offset >= 0:
-                    epoch = getattr(p, "committed_leader_epoch", -1)
-                    out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "", None if epoch < 0 else epoch)
-                else:
-                    out[tp] = None
-        return out
+        for tp, pcode in result.partition_errors.items():
+            if pcode == ErrorCode.UNSTABLE_OFFSET_COMMIT:
+                return None
+            log.warning("Failed to fetch offset for partition %s: %s", tp, error_from_code(pcode).name)
+        return result.offsets
 
     def refresh_committed_offsets_if_needed(self, timeout_ms: float) -> None:
         """Positions of partitions without one come from the group's committed offsets."""
