@@ -511,6 +511,10 @@ class ConsumerCoordinator(AbstractCoordinator):
     def maybe_auto_commit_offsets_async(self, now: int) -> None:
         if not self.auto_commit_enabled or now < self.next_auto_commit_deadline:
             return
+        if self.coordinator_unknown():
+            # Do not block poll() on a lookup here: try again after retry.backoff.ms (Kafka does the same).
+            self.next_auto_commit_deadline = now + self.retry_backoff_ms
+            return
         self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
         if self._auto_assigned() and self.generation_if_stable() is None:
             return
