@@ -155,19 +155,23 @@ def read_lines(stream: Any) -> Iterator[str]:
     binary = getattr(stream, "buffer", None)
     if binary is None and isinstance(stream, (io.RawIOBase, io.BufferedIOBase)):
         binary = stream
-    if binary is not None:
-        text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline=None)
-    else:
-        text = stream
-    pending_cr = False
+    if binary is None:
+        yield from _split_text(stream)
+        return
+    text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline=None)
+    try:
+        yield from _split_text(text)
+    finally:
+        text.detach()  # do not let the wrapper close the caller's stdin when it is collected
+
+
+def _split_text(text: Any) -> Iterator[str]:
+    # Only \n, \r\n and \r end a line (str.splitlines would also split at \f, \x1c, \x85, ...).
     for chunk in text:
-        # A text stream we did not wrap may keep \r: split it ourselves.
-        for piece in chunk.replace("\r\n", "\n").replace("\r", "\n").splitlines(keepends=True):
-            if pending_cr and piece == "\n":
-                pending_cr = False
-                continue
-            pending_cr = False
-            yield piece[:-1] if piece.endswith("\n") else piece
+        parts = chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        if parts[-1] == "":
+            parts.pop()
+        yield from parts
 
 
 def producer_props(

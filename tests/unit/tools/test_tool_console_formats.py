@@ -96,10 +96,11 @@ def test_reader_config_conflicts(props, message):
 
 
 def test_read_lines_splits_like_java_readline():
-    raw = io.BytesIO(b"a\nb\r\nc\rd\n\ne\xff\nlast")
+    raw = io.BytesIO(b"a\nb\r\nc\rd\n\ne\xff\nf\x0cg\xc2\x85h\x1ci\nlast")
     stream = io.TextIOWrapper(raw)
-    assert list(read_lines(stream)) == ["a", "b", "c", "d", "", "e\ufffd", "last"]
-    assert list(read_lines(io.StringIO("x\r\ny\n"))) == ["x", "y"]
+    assert list(read_lines(stream)) == ["a", "b", "c", "d", "", "e\ufffd", "f\x0cg\x85h\x1ci", "last"]
+    assert not raw.closed and not stream.closed  # the caller's stdin stays usable
+    assert list(read_lines(io.StringIO("x\r\ny\n\x0c\n"))) == ["x", "y", "\x0c"]
 
 
 def test_producer_props_precedence():
