@@ -327,8 +327,9 @@ def test_pattern_subscription_and_unsubscribe(group_broker: GroupBroker) -> None
 # the same group with confluent-kafka (librdkafka) members
 
 
+@pytest.mark.parametrize("first", ["kafkapy", "confluent"])  # the first member becomes the group leader
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
-def test_kafkapy_and_confluent_share_a_group(group_broker: GroupBroker, strategy: str) -> None:
+def test_kafkapy_and_confluent_share_a_group(group_broker: GroupBroker, strategy: str, first: str) -> None:
     ck = pytest.importorskip("confluent_kafka")
     topic, _ = make_topic(group_broker.bootstrap, 4, 0)
     group = unique("mixed")
@@ -365,11 +366,18 @@ def test_kafkapy_and_confluent_share_a_group(group_broker: GroupBroker, strategy
                     out.append(m)
             return out
 
-    theirs.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
-    ours.subscribe([topic])
     try:
+        if first == "kafkapy":
+            ours.subscribe([topic])
+            poll_until([ours], lambda got: len(ours.assignment()) == 4)
+            theirs.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+        else:
+            theirs.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+            poll_until([ConfluentPoller()], lambda got: len(their_assignment) == 4)
+            ours.subscribe([topic])
         poll_until([ours, ConfluentPoller()], lambda got: len(ours.assignment()) == 2 and len(their_assignment) == 2)
         assert not ours.assignment() & their_assignment
+        assert ours._coordinator.is_leader == (first == "kafkapy")
         produced = produce(group_broker.bootstrap, topic, 200)
         got = poll_until([ours, ConfluentPoller()], lambda got: len(got[0]) + len(got[1]) >= 200)
         mine_parts, their_parts = set(ours.assignment()), set(their_assignment)
