@@ -50,7 +50,7 @@ def test_make_run_starts_a_broker_kcat_can_use(tmp_path: Path) -> None:
     port = _free_port()
     args = f"--override listeners=PLAINTEXT://127.0.0.1:{port} --override log.dirs={tmp_path}/data"
     proc = subprocess.Popen(["make", "-s", "run", f"ARGS={args}"], cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stderr=open(tmp_path / "broker.err", "wb"), start_new_session=True)
     try:
         _wait_for_port(port, proc)
         bootstrap = f"127.0.0.1:{port}"
@@ -74,5 +74,6 @@ def test_make_run_starts_a_broker_kcat_can_use(tmp_path: Path) -> None:
     deadline = time.monotonic() + 30
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert marker.exists()
+    err = (tmp_path / "broker.err").read_text(errors="replace")
+    assert marker.exists(), f"no clean shutdown within 30 s; broker stderr tail:\n{err[-3000:]}"
     assert (tmp_path / "data" / "make-run-0" / "00000000000000000000.log").stat().st_size > 0
