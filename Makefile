@@ -18,6 +18,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q -e '.[test]'
 	@command -v kcat >/dev/null 2>&1 && [ -e /usr/share/zookeeper/bin/zkServer.sh -o -e /usr/share/java/zookeeper.jar ] || \
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq kcat zookeeper >/dev/null; }
+	cd tests/interop/js && npm ci --no-audit --no-fund
 	touch $@
 
 deps: .stamp-install
