@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 FIND_COORDINATOR, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP = 10, 11, 13, 14
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
+MIN_LOOKUP_TIMEOUT_MS = 1000
 COORDINATOR_ERRORS = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR}
 _FATAL_JOIN_ERRORS = {
     ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ErrorCode.INVALID_SESSION_TIMEOUT, ErrorCode.INVALID_GROUP_ID,
@@ -171,7 +172,8 @@ class AbstractCoordinator:
         return True
 
     def _lookup_coordinator(self, deadline: float) -> None:
-        timeout = max(1, int(deadline - self.time.milliseconds()))
+        # A floor, so poll(0) loops still find the coordinator (the lookup is a blocking round trip here).
+        timeout = min(self.request_timeout_ms, max(MIN_LOOKUP_TIMEOUT_MS, int(deadline - self.time.milliseconds())))
         group_id = self.group_id
 
         def build(version: int) -> Any:

@@ -261,6 +261,12 @@ class KafkaConsumer:
             self.fetcher.send_fetches()
             remaining = deadline - self._time.milliseconds()
             if remaining <= 0 or self._wakeup.is_set():
+                # Read whatever already arrived without waiting, so poll(0) loops make progress.
+                self.fetcher.poll_network(0)
+                records = self.fetcher.fetched_records(max_records)
+                if records:
+                    self.fetcher.send_fetches()
+                    return self._deserialize(records)
                 return []
             self.fetcher.poll_network(min(remaining, self.fetcher.fetch_max_wait_ms + 100))
             if not self.fetcher.has_pending() and not self.fetcher.has_completed():

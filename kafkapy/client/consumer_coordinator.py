@@ -29,7 +29,12 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from kafkapy.client.abstract_coordinator import NO_GENERATION, AbstractCoordinator, Generation
+from kafkapy.client.abstract_coordinator import (
+    MIN_LOOKUP_TIMEOUT_MS,
+    NO_GENERATION,
+    AbstractCoordinator,
+    Generation,
+)
 from kafkapy.client.assignors import Assignment, RebalanceProtocol, Subscription, assignors_for
 from kafkapy.client.assignors.consumer_protocol import (
     PROTOCOL_TYPE,
@@ -195,7 +200,7 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     def _refresh_topics(self, deadline: float) -> None:
         """Fresh metadata before joining: every topic for a pattern (then re-match it), else ours."""
-        timeout = max(1, min(deadline - self.time.milliseconds(), self.request_timeout_ms))
+        timeout = min(self.request_timeout_ms, max(MIN_LOOKUP_TIMEOUT_MS, deadline - self.time.milliseconds()))
         try:
             if self.pattern is not None:
                 self.client.update_metadata(None, timeout)

@@ -389,3 +389,16 @@ def test_kafkapy_and_confluent_share_a_group(group_broker: GroupBroker, strategy
     assert {TP(topic, p) for p, _, _ in mine} == mine_parts
     assert {TP(topic, p) for p, _, _ in other} == their_parts
     assert sorted(mine + other) == sorted(produced)  # every record exactly once across both clients
+
+
+def test_poll_zero_loop_joins_and_reads(group_broker: GroupBroker) -> None:
+    topic, produced = make_topic(group_broker.bootstrap, 2, 20)
+    c = consumer(group_broker.bootstrap, unique("zero"))
+    c.subscribe([topic])
+    got: list[Any] = []
+    deadline = time.monotonic() + 20
+    while len(got) < 20 and time.monotonic() < deadline:
+        got += c.poll(0)
+        time.sleep(0.005)
+    c.close()
+    assert sorted(keyset(got)) == sorted(produced)
