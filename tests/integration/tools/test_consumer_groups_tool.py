@@ -455,3 +455,25 @@ def test_reset_scope_required_and_shift_without_commit(cli, bs) -> None:
                                 f"\"{topic}-7\" do not exist\n")
     r = cg(cli, bs, "--validate-regex", "a[")
     assert r.rc == 0 and r.text.startswith("The regular expression `a[` is invalid: ")
+
+
+def test_all_groups_and_json_for_every_action(cli, bs, cadmin) -> None:
+    topic = topic_with(bs, [2])
+    g1, g2 = uid("jz1"), uid("jz2")
+    for g in (g1, g2):
+        commit(bs, g, {TP(topic, 0): 1})
+    r = cg(cli, bs, "--describe", "--all-groups", "--state")
+    names = set(confluent_groups(cadmin))
+    blocks = [b for b in r.text.split("\n\nGROUP") if b.strip()]
+    assert len(blocks) == len(names)
+    described = [line.split()[0] for line in r.lines if line and not line.startswith("GROUP")]
+    assert described == sorted(names)  # Kafka's TreeMap: groups in id order
+    docs = json.loads(cg(cli, bs, "--describe", "--group", g1, "--group", g2, "--members", "--output", "json").text)
+    assert [(d["group"], d["state"], d["members"]) for d in docs] == [(g1, "Empty", []), (g2, "Empty", [])]
+    docs = json.loads(cg(cli, bs, "--describe", "--group", g1, "--state", "--output", "json").text)
+    assert docs[0]["group"] == g1 and docs[0]["state"] == "Empty" and docs[0]["numMembers"] == 0
+    doc = json.loads(cg(cli, bs, "--delete-offsets", "--group", g1, "--topic", topic, "--output", "json").text)
+    assert doc == {"group": g1, "error": None, "partitions": [{"topic": topic, "partition": 0, "status": "Successful"}]}
+    doc = json.loads(cg(cli, bs, "--delete", "--group", g1, "--group", g2, "--output", "json").text)
+    assert sorted(doc["deleted"]) == sorted([g1, g2]) and doc["failed"] == {}
+    assert not {g1, g2} & set(confluent_groups(cadmin))
