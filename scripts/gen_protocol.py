@@ -9,7 +9,7 @@ Writes (checked in, deterministic):
   kafkapy/protocol/messages/<api>.py   one module per API (Request + Response classes)
   kafkapy/protocol/messages/data.py    `data` schemas (ConsumerProtocolSubscription, ...)
   kafkapy/protocol/messages/group_coordinator.py, transaction_coordinator.py
-  kafkapy/protocol/messages/__init__.py  re-exports + REQUEST_CLASSES / RESPONSE_CLASSES
+  kafkapy/protocol/messages/__init__.py  lazy re-exports (PEP 562) + REQUEST_CLASSES / RESPONSE_CLASSES
   kafkapy/protocol/api_keys.py         ApiKey IntEnum
   kafkapy/common/errors.py             KafkaError hierarchy
 
@@ -333,6 +333,8 @@ def generate(shared: Path) -> dict[Path, str]:
         if parse_range(req.get("validVersions")) is None:
             continue
         api = req["name"][: -len("Request")]
+        if resp["name"] != api + "Response":
+            raise ValueError(f"{resp['name']} does not match {req['name']}")
         mod = camel_module(api)
         doc = f"{api} (api key {key}): {req['name']} and {resp['name']}."
         files[MESSAGES_DIR / f"{mod}.py"] = module_source(
@@ -375,31 +377,90 @@ def coordinator_module(sub: str, msgs: list[dict]) -> str:
     return src + "\n".join(extra)
 
 
+INIT_DOC = '''"""Every generated message class, loaded on first use, plus REQUEST_CLASSES / RESPONSE_CLASSES keyed by
+api key and `request_class(api_key)` / `response_class(api_key)`.
+
+Names resolve lazily (a module `__getattr__`, PEP 562): `from kafkapy.protocol.messages import FetchRequest`
+or `messages.FetchRequest` imports messages/fetch.py only, so a short-lived client or tool does not pay for
+all the API modules. REQUEST_CLASSES / RESPONSE_CLASSES import every API module on first access.
+Resolved names are cached in the module's globals; imports run under Python's import lock: thread-safe.
+"""'''
+
+INIT_RUNTIME = '''
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is not None:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+    elif name == "REQUEST_CLASSES":
+        value = {key: request_class(key) for key in API_NAMES}
+    elif name == "RESPONSE_CLASSES":
+        value = {key: response_class(key) for key in API_NAMES}
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+_REQUESTS: dict[int, Any] = {}
+_RESPONSES: dict[int, Any] = {}
+
+
+def request_class(api_key: int) -> type[Message] | None:
+    """The Request class of an api key (None for a key Kafka does not define), importing only its module."""
+    cls = _REQUESTS.get(api_key)
+    if cls is None:
+        name = API_NAMES.get(api_key)
+        if name is None:
+            return None
+        cls = _REQUESTS[api_key] = __getattr__(name + "Request")
+    return cls
+
+
+def response_class(api_key: int) -> type[Message] | None:
+    """The Response class of an api key (None for a key Kafka does not define), importing only its module."""
+    cls = _RESPONSES.get(api_key)
+    if cls is None:
+        name = API_NAMES.get(api_key)
+        if name is None:
+            return None
+        cls = _RESPONSES[api_key] = __getattr__(name + "Response")
+    return cls
+'''
+
+
 def init_source(api_modules: list, data_msgs: list[dict], coord_modules: list) -> str:
-    out = [HEADER + '"""Every generated message class, plus REQUEST_CLASSES / RESPONSE_CLASSES keyed by api key."""', ""]
-    names: list[str] = []
+    imports: list[str] = []
+    modules: dict[str, str] = {}
     for _key, mod, req, resp in sorted(api_modules, key=lambda t: t[1]):
-        out.append(f"from kafkapy.protocol.messages.{mod} import {req}, {resp}")
-        names += [req, resp]
+        imports.append(f"    from kafkapy.protocol.messages.{mod} import {req}, {resp}")
+        modules[req] = modules[resp] = mod
     dnames = [m["name"] for m in data_msgs]
-    out.append(f"from kafkapy.protocol.messages.data import {', '.join(dnames)}")
-    names += dnames
+    imports.append(f"    from kafkapy.protocol.messages.data import {', '.join(dnames)}")
+    names = [n for _k, _m, q, r in sorted(api_modules, key=lambda t: t[1]) for n in (q, r)] + dnames
+    modules.update(dict.fromkeys(dnames, "data"))
     for mod, msgs in coord_modules:
         cnames = [m["name"] for m in msgs]
-        out.append(f"from kafkapy.protocol.messages.{mod} import {', '.join(cnames)}")
+        imports.append(f"    from kafkapy.protocol.messages.{mod} import {', '.join(cnames)}")
         names += cnames
+        modules.update(dict.fromkeys(cnames, mod))
     if len(set(names)) != len(names):
         raise ValueError("duplicate class names across generated modules")
-    out.append("")
-    out.append("REQUEST_CLASSES = {")
-    out += [f"    {key}: {req}," for key, _m, req, _r in api_modules]
+    out = [HEADER + INIT_DOC, "", "from __future__ import annotations", "", "from importlib import import_module",
+           "from typing import TYPE_CHECKING, Any", "", "from kafkapy.protocol.api_keys import API_NAMES", "",
+           "if TYPE_CHECKING:", "    from kafkapy.protocol.message import Message"]
+    out += imports
+    out += ["", "# class name -> the module under kafkapy/protocol/messages/ defining it", "_MODULES: dict[str, str] = {"]
+    out += [f"    {n!r}: {modules[n]!r}," for n in sorted(names)]
     out.append("}")
-    out.append("RESPONSE_CLASSES = {")
-    out += [f"    {key}: {resp}," for key, _m, _q, resp in api_modules]
-    out.append("}")
-    out.append("")
+    out.append(INIT_RUNTIME)
     out.append("__all__ = [")
-    out += [f"    {n!r}," for n in sorted(names) + ["REQUEST_CLASSES", "RESPONSE_CLASSES"]]
+    out += [f"    {n!r}," for n in sorted(names) + ["REQUEST_CLASSES", "RESPONSE_CLASSES", "request_class",
+                                                   "response_class"]]
     out.append("]")
     return "\n".join(out) + "\n"
 

@@ -20,7 +20,6 @@ from kafkapy.client.admin_types import (
     ReplicaInfo,
 )
 from kafkapy.client.errors import error_from_code
-from kafkapy.client.fetcher import list_offsets as _list_offsets
 from kafkapy.client.metadata import Cluster
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
@@ -54,6 +53,9 @@ class ReplicaAdminOps:
         timeout_ms: float | None = None,
     ) -> dict[TopicPartition, ListOffsetsResultInfo | None]:
         """Offsets per partition for earliest (-2) / latest (-1) / max-timestamp (-3) / a timestamp."""
+        # The fetcher pulls in record decoding: imported on first use to keep tool start-up fast.
+        from kafkapy.client.fetcher import list_offsets as _list_offsets
+
         timestamps = {TopicPartition(*tp): T.OffsetSpec.parse(s) for tp, s in specs.items()}
         found = _list_offsets(self.client, timestamps, self._timeout(timeout_ms),
                               1 if isolation_level == "read_committed" else 0)

@@ -39,9 +39,11 @@ from kafkapy.client.errors import (
 )
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
+from kafkapy.protocol.api_keys import API_NAMES
 from kafkapy.protocol.framing import FrameDecoder
 from kafkapy.protocol.header import RequestHeader, decode_response_header, encode_request
-from kafkapy.protocol.messages import REQUEST_CLASSES, RESPONSE_CLASSES, ApiVersionsRequest
+from kafkapy.protocol.messages import request_class, response_class
+from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +72,19 @@ class InFlightRequest:
 
 def our_version_range(api_key: int) -> tuple[int, int]:
     """The versions of an API this client speaks: the generated range minus an unstable top version."""
-    cls = REQUEST_CLASSES[api_key]
+    cls = request_class(api_key)
+    if cls is None:
+        raise KeyError(api_key)
     lo, hi = cls.VALID_VERSIONS
     if getattr(cls, "LATEST_VERSION_UNSTABLE", False) and hi > lo:
         hi -= 1
     return int(lo), int(hi)
+
+
+def _api_name(api_key: int) -> str:
+    """The Request class name (what the messages below always said), without importing its module."""
+    name = API_NAMES.get(api_key)
+    return f"api key {api_key}" if name is None else name + "Request"
 
 
 class BrokerConnection:
@@ -236,12 +246,12 @@ class BrokerConnection:
         theirs = self.api_versions.get(api_key)
         if theirs is None:
             raise ClientUnsupportedVersionError(
-                f"The node {self.node_id} does not support {REQUEST_CLASSES[api_key].NAME}"
+                f"The node {self.node_id} does not support {_api_name(api_key)}"
             )
         v = min(hi, theirs[1])
         if v < max(lo, theirs[0]):
             raise ClientUnsupportedVersionError(
-                f"The node {self.node_id} does not support {REQUEST_CLASSES[api_key].NAME} in versions "
+                f"The node {self.node_id} does not support {_api_name(api_key)} in versions "
                 f"{lo} to {hi} (it supports {theirs[0]} to {theirs[1]})"
             )
         return v
@@ -359,7 +369,8 @@ class BrokerConnection:
                 f"Correlation id for response ({corr}) does not match request ({req.correlation_id})"
             )
         self._in_flight.popleft()
-        cls = RESPONSE_CLASSES[req.api_key]
+        cls = response_class(req.api_key)
+        assert cls is not None  # we only send known api keys
         version = req.api_version
         if req.api_key == API_VERSIONS_KEY and len(frame) >= body_offset + 2:
             # An UNSUPPORTED_VERSION ApiVersions answer is always encoded as v0.
@@ -381,6 +392,6 @@ class BrokerConnection:
             self.close(
                 KafkaTimeoutError(
                     f"Disconnected from node {self.node_id} due to timeout while awaiting "
-                    f"{REQUEST_CLASSES[head.api_key].NAME} v{head.api_version}"
+                    f"{_api_name(head.api_key)} v{head.api_version}"
                 )
             )

@@ -28,7 +28,8 @@ from kafkapy.client.subscription_state import SubscriptionState
 from kafkapy.common.errors import ErrorCode, KafkaError, OffsetOutOfRangeError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages import FetchRequest, ListOffsetsRequest
+from kafkapy.protocol.messages.fetch import FetchRequest
+from kafkapy.protocol.messages.list_offsets import ListOffsetsRequest
 from kafkapy.record.control_record import ControlRecordType
 from kafkapy.record.memory_records import MemoryRecords
 

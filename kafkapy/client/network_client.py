@@ -28,7 +28,7 @@ from kafkapy.client.errors import DisconnectError, KafkaTimeoutError
 from kafkapy.client.metadata import ZERO_UUID, Cluster, Metadata
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import SYSTEM, Time
-from kafkapy.protocol.messages import MetadataRequest
+from kafkapy.protocol.messages.metadata import MetadataRequest
 
 log = logging.getLogger(__name__)
 

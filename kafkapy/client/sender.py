@@ -32,7 +32,8 @@ from kafkapy.client.record_accumulator import ProducerBatch, RecordAccumulator
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages import InitProducerIdRequest, ProduceRequest
+from kafkapy.protocol.messages.init_producer_id import InitProducerIdRequest
+from kafkapy.protocol.messages.produce import ProduceRequest
 from kafkapy.record.batch_header import CRC_OFFSET, PRODUCER_ID_OFFSET
 from kafkapy.record.crc import crc32c
 

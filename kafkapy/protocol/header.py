@@ -6,19 +6,21 @@ Byte format: every message on the wire is `int32 size` + header + body.  Request
 Response header v0 is `correlation_id int32`, v1 adds a tagged-field section.  The header version
 follows the API version's flexibility, except that ApiVersions responses always use v0 (KIP-511).
 
-Pure functions over immutable tables: thread-safe.
+Message classes are resolved per api key on first use (`messages.request_class`), so a client that
+speaks a few APIs imports only their modules. Pure functions over immutable tables: thread-safe.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kafkapy.common.file_region import FileRegion
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.message import Message
-from kafkapy.protocol.messages import REQUEST_CLASSES, RESPONSE_CLASSES
+from kafkapy.protocol.messages import request_class, response_class
 from kafkapy.protocol.types import (
     INT32,
     ProtocolDecodeError,
@@ -58,8 +60,8 @@ class RequestHeader:
     client_id: str | None = None
 
 
-def _is_flexible(classes: dict[int, type[Message]], api_key: int, api_version: int) -> bool:
-    cls = classes.get(api_key)
+def _is_flexible(class_of: Callable[[int], type[Message] | None], api_key: int, api_version: int) -> bool:
+    cls = class_of(api_key)
     if cls is None:
         raise UnknownApiKeyError(f"unknown api key {api_key}", api_key, api_version, -1)
     return cls.FLEXIBLE_MIN is not None and api_version >= cls.FLEXIBLE_MIN
@@ -68,13 +70,13 @@ def _is_flexible(classes: dict[int, type[Message]], api_key: int, api_version: i
 def request_header_version(api_key: int, api_version: int) -> int:
     if api_key == _CONTROLLED_SHUTDOWN and api_version == 0:
         return 0
-    return 2 if _is_flexible(REQUEST_CLASSES, api_key, api_version) else 1
+    return 2 if _is_flexible(request_class, api_key, api_version) else 1
 
 
 def response_header_version(api_key: int, api_version: int) -> int:
     if api_key == _API_VERSIONS:
         return 0
-    return 1 if _is_flexible(RESPONSE_CLASSES, api_key, api_version) else 0
+    return 1 if _is_flexible(response_class, api_key, api_version) else 0
 
 
 def decode_request_header(frame: Any) -> tuple[RequestHeader, int]:
@@ -87,7 +89,7 @@ def decode_request_header(frame: Any) -> tuple[RequestHeader, int]:
     if len(frame) < 8:
         raise ProtocolDecodeError(f"request header truncated ({len(frame)} bytes)")
     api_key, api_version, correlation_id = _REQUEST_PREFIX.unpack_from(frame, 0)
-    cls = REQUEST_CLASSES.get(api_key)
+    cls = request_class(api_key)
     if cls is None:
         raise UnknownApiKeyError(f"unknown api key {api_key}", api_key, api_version, correlation_id)
     lo, hi = cls.VALID_VERSIONS
@@ -106,9 +108,11 @@ def decode_request_header(frame: Any) -> tuple[RequestHeader, int]:
 
 
 def decode_request(frame: Any) -> tuple[RequestHeader, Message]:
-    """Header and body of one request; the body class comes from REQUEST_CLASSES."""
+    """Header and body of one request; the body class comes from request_class(api_key)."""
     header, pos = decode_request_header(frame)
-    body, _end = REQUEST_CLASSES[header.api_key].decode_from(frame, pos, header.api_version)
+    cls = request_class(header.api_key)
+    assert cls is not None  # decode_request_header refused unknown keys
+    body, _end = cls.decode_from(frame, pos, header.api_version)
     return header, body
 
 
@@ -160,7 +164,10 @@ def decode_response_header(frame: Any, api_key: int, api_version: int) -> tuple[
 
 
 def decode_response(frame: Any, api_key: int, api_version: int) -> tuple[int, Message]:
-    """(correlation_id, body) of one response; the body class comes from RESPONSE_CLASSES."""
+    """(correlation_id, body) of one response; the body class comes from response_class(api_key)."""
     correlation_id, pos = decode_response_header(frame, api_key, api_version)
-    body, _end = RESPONSE_CLASSES[api_key].decode_from(frame, pos, api_version)
+    cls = response_class(api_key)
+    if cls is None:
+        raise ProtocolDecodeError(f"unknown api key {api_key}")
+    body, _end = cls.decode_from(frame, pos, api_version)
     return correlation_id, body
