@@ -4,6 +4,9 @@ Routing follows Java's KafkaAdminClient: topic creation/deletion, partition crea
 election and reassignments go to the controller (as named by Metadata; NOT_CONTROLLER refreshes
 and retries), BROKER / BROKER_LOGGER config resources go to that broker, offsets and
 delete-records go to each partition's leader, everything else to the least loaded broker.
+A request for a broker id the metadata snapshot does not name (the snapshot starts with the
+bootstrap servers only) refreshes metadata first, as Java's node providers wait for a metadata
+update; an id still unknown is retried until the timeout ("Timed out waiting for a node assignment").
 Transport failures and retriable errors are retried with backoff until the call's timeout
 (default.api.timeout.ms); per-item errors are raised as kafkapy.common.errors classes carrying
 the broker's message (or returned in the results with `raise_errors=False`).
@@ -46,7 +49,7 @@ from kafkapy.client.admin_types import (
 )
 from kafkapy.client.config import AdminClientConfig
 from kafkapy.client.connection import our_version_range
-from kafkapy.client.errors import error_from_code
+from kafkapy.client.errors import DisconnectError, KafkaTimeoutError, error_from_code
 from kafkapy.client.metadata import ZERO_UUID, Cluster, Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
@@ -69,6 +72,10 @@ AlterConfigOpType = T.AlterConfigOpType
 
 def _err(code: int, message: str | None = None) -> KafkaError | None:
     return error_from_code(code, message) if code else None
+
+
+class _UnknownNodeError(DisconnectError, code=DisconnectError.code, name=DisconnectError.name, retriable=True):
+    """A broker id the refreshed metadata does not name (retriable: the broker may be registering)."""
 
 
 class AdminClient(ReplicaAdminOps, GroupAdminOps):
@@ -119,6 +126,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps):
                 target = self.client.least_loaded_node()
             else:
                 target = node
+            self._ensure_node_known(target, deadline)
             resp = self.client.request(
                 target, build, self._remaining(deadline), api_key=api_key,
                 max_version=max_version, min_version=min_version,
@@ -130,7 +138,19 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps):
                 self.client.update_metadata([], self._remaining(deadline))
                 raise
 
-        return self.client.with_retries(attempt, timeout, what)
+        try:
+            return self.client.with_retries(attempt, timeout, what)
+        except _UnknownNodeError as e:
+            raise KafkaTimeoutError(f"Timed out waiting for a node assignment. Call: {what}") from e
+
+    def _ensure_node_known(self, node_id: int, deadline: float) -> None:
+        """Refresh metadata when a broker id (>= 0) is not in the snapshot yet; raise a retriable
+        error if the refreshed metadata does not name it either."""
+        if node_id < 0 or self.client.node_address(node_id) is not None:
+            return
+        self.client.update_metadata([], self._remaining(deadline))
+        if self.client.node_address(node_id) is None:
+            raise _UnknownNodeError(f"Broker {node_id} is not in the cluster metadata")
 
     def _metadata(self, topics: list[str] | None, deadline: float) -> Cluster:
         resp = self.client.fetch_metadata(topics, self._remaining(deadline))
@@ -497,8 +517,19 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps):
         return out
 
     def api_versions(self, node_id: int | None = None, timeout_ms: float | None = None) -> dict[int, tuple[int, int]]:
-        node = self.client.least_loaded_node() if node_id is None else node_id
-        return self.client.api_versions(node, self._timeout(timeout_ms))
+        timeout = self._timeout(timeout_ms)
+        if node_id is None:
+            return self.client.api_versions(self.client.least_loaded_node(), timeout)
+        deadline = self._time.milliseconds() + timeout
+
+        def attempt() -> dict[int, tuple[int, int]]:
+            self._ensure_node_known(node_id, deadline)
+            return self.client.api_versions(node_id, self._remaining(deadline))
+
+        try:
+            return self.client.with_retries(attempt, timeout, "apiVersions")
+        except _UnknownNodeError as e:
+            raise KafkaTimeoutError("Timed out waiting for a node assignment. Call: apiVersions") from e
 
     # ------------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 from kafkapy.tools import ToolFailure
-from kafkapy.tools.tool_support import ensure_brokers_known, java_hash_order, java_string_hash
+from kafkapy.tools.tool_support import java_hash_order, java_string_hash
 
 TOPICS, BROKERS, BROKER_LOGGERS, GROUPS, CLIENT_METRICS = "topics", "brokers", "broker-loggers", "groups", "client-metrics"
 USERS, CLIENTS, IPS = "users", "clients", "ips"
@@ -170,8 +170,6 @@ def get_resource_config(
     else:
         raise ConfigArgumentError(f"Invalid entity type: {entity_type}")
     wanted = None if describe_all else dynamic
-    if entity_type in (BROKERS, BROKER_LOGGERS) and entity_name:
-        ensure_brokers_known(admin, [int(entity_name)])
     resource = ConfigResource(ConfigResourceType(_RESOURCE_TYPES[entity_type]), entity_name)
     config = admin.describe_configs([resource], include_synonyms=include_synonyms)[resource]
     lines = [
@@ -323,7 +321,6 @@ def alter(
     if entity_type in (TOPICS, BROKERS, GROUPS, CLIENT_METRICS, BROKER_LOGGERS):
         if entity_type in (BROKERS, BROKER_LOGGERS) and entity_name:
             _validate_broker_id(entity_name, entity_type)
-            ensure_brokers_known(admin, [int(entity_name)])
         valid = {c.name for c in get_resource_config(admin, entity_type, entity_name,
                                                      False, entity_type == BROKER_LOGGERS)}
         if entity_type == BROKER_LOGGERS:

@@ -61,7 +61,7 @@ def _int_order(values: Any) -> list[int]:
 
 
 def describe_log_dirs(admin: Any, broker_list: str | None = None, topic_list: str | None = None) -> LogDirsResult:
-    from kafkapy.tools.tool_support import ensure_brokers_known, java_exception_name
+    from kafkapy.tools.tool_support import java_exception_name
 
     topics = set(_split(topic_list))
     try:
@@ -76,7 +76,6 @@ def describe_log_dirs(admin: Any, broker_list: str | None = None, topic_list: st
             + ",".join(map(str, _int_order(missing))) + ". Current existent brokers: "
             + ",".join(map(str, _int_order(cluster))))
     existing = _int_order(requested if requested else cluster)
-    ensure_brokers_known(admin, existing)
     described = admin.describe_log_dirs(existing)
     brokers: list[BrokerLogDirs] = []
     for broker in _int_order(described):

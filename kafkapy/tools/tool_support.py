@@ -44,13 +44,6 @@ def admin_client(bootstrap: str, props: Mapping[str, str] | None = None, client_
         raise ToolFailure(str(e)) from e
 
 
-def ensure_brokers_known(admin: Any, broker_ids: Iterable[int]) -> None:
-    """Make the client's metadata name `broker_ids` before a request is routed to one of them (the
-    AdminClient resolves a broker id from its metadata snapshot, which starts with bootstrap nodes only)."""
-    if any(admin.client.node_address(int(b)) is None for b in broker_ids):
-        admin.client.update_metadata([], admin.default_api_timeout_ms)
-
-
 class IncludeList:
     """Kafka's TopicFilter.IncludeList: a Java regex over topic names (full match)."""
 
