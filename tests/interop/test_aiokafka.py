@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import glob
+import logging
 import os
 import struct
 import uuid
@@ -58,6 +59,16 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
         yield Broker(server, log_dir)
     finally:
         server.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def no_broker_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Nothing aiokafka sends makes the broker warn (a rejected version, an undecodable body, a handler error)."""
+    caplog.set_level(logging.WARNING)
+    yield
+    warned = [f"{r.name}: {r.getMessage()}" for r in caplog.records
+              if r.name.startswith("kafka.") and r.levelno >= logging.WARNING]
+    assert warned == []
 
 
 def run(coro: Awaitable[T]) -> T:

@@ -6,7 +6,8 @@ group, fetches topic and group offsets and deletes the topic; it prints a JSON s
 rebuilds every expected value on its own: the partition of each key (Kafka's murmur2, which kafkajs 2.x
 uses by default), per-partition offsets and digests of the consumed lines, and the codec of every
 stored batch, read from the deleted partition directories the broker keeps for
-log.segment.delete.delay.ms.
+log.segment.delete.delay.ms. It also pins the API versions kafkajs negotiates and that the broker
+logged no warning while serving it.
 
 Skipped only when node or npm is not installed; `make test-deps` runs `npm ci` in tests/interop/js,
 and this test runs it too when node_modules is missing.
@@ -17,21 +18,28 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import logging
 import os
 import shutil
 import struct
 import subprocess
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from kafkapy.client.partitioner import partition_for_key
+from kafkapy.protocol.api_keys import ApiKey
 
 JS_DIR = os.path.join(os.path.dirname(__file__), "js")
 SCRIPT = os.path.join(JS_DIR, "kafkajs_roundtrip.js")
 N, BATCHES, GZIP_BATCH, PARTITIONS = 1000, 10, 3, 3
 NODE_DEADLINE_S = 90  # the script exits by itself after 60 s
+# What kafkajs 2.2.4 negotiates from our ApiVersions answer: its highest version of each API.
+NEGOTIATED = {"API_VERSIONS": 2, "METADATA": 6, "CREATE_TOPICS": 3, "PRODUCE": 7, "FIND_COORDINATOR": 2,
+              "JOIN_GROUP": 5, "SYNC_GROUP": 3, "HEARTBEAT": 3, "FETCH": 11, "LIST_OFFSETS": 3,
+              "OFFSET_COMMIT": 5, "OFFSET_FETCH": 4, "LEAVE_GROUP": 3, "DELETE_TOPICS": 1}
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None,
                                 reason="node and npm are not installed (needed to run kafkajs)")
@@ -60,8 +68,19 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
              "log.segment.delete.delay.ms": "600000"}
     server = KafkaServer(KafkaConfig.from_properties(None, props))
     server.startup()
+    # Record (api, version) of every request the broker handles.
+    used: dict[str, set[int]] = {}
+    lock = threading.Lock()
+    handle = server.apis.handle
+
+    def recording_handle(request: Any) -> None:
+        with lock:
+            used.setdefault(ApiKey(request.api_key).name, set()).add(request.api_version)
+        handle(request)
+
+    server.apis.handle = recording_handle
     try:
-        yield server, log_dir
+        yield server, log_dir, used
     finally:
         server.shutdown()
 
@@ -107,8 +126,9 @@ def stored_batches(log_dir: str, topic: str, partition: int) -> list[tuple[int, 
     return out
 
 
-def test_kafkajs_roundtrip(broker: Any, kafkajs_installed: str) -> None:
-    server, log_dir = broker
+def test_kafkajs_roundtrip(broker: Any, kafkajs_installed: str, caplog: pytest.LogCaptureFixture) -> None:
+    server, log_dir, used = broker
+    caplog.set_level(logging.WARNING)
     assert kafkajs_installed == "2.2.4"
     topic = "kafkajs-roundtrip"
     proc = subprocess.run(["node", SCRIPT, f"127.0.0.1:{server.bound_port()}", topic], capture_output=True,
@@ -136,3 +156,10 @@ def test_kafkajs_roundtrip(broker: Any, kafkajs_installed: str) -> None:
     assert summary["groupOffsets"] == [{"topic": topic, "partition": p, "offset": ends[p]}
                                        for p in range(PARTITIONS)]
     assert summary["topicRemainsAfterDelete"] is False
+
+    required = set(NEGOTIATED) - {"HEARTBEAT"}  # a heartbeat is due only every 3 s
+    assert required <= set(used) <= set(NEGOTIATED)
+    assert {api: sorted(v) for api, v in used.items()} == {api: [NEGOTIATED[api]] for api in used}
+    warned = [f"{r.name}: {r.getMessage()}" for r in caplog.records
+              if r.name.startswith("kafka.") and r.levelno >= logging.WARNING]
+    assert warned == []
