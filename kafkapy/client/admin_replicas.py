@@ -1,8 +1,9 @@
 """AdminClient operations on partitions and replicas: offsets, delete-records, log dirs, leader
 elections and reassignments (a mixin of AdminClient, split out to keep modules small).
 
-Routing: ListOffsets and DeleteRecords go to each partition's leader, DescribeLogDirs to each
-broker asked about, ElectLeaders and (Alter|List)PartitionReassignments to the controller.
+Routing: ListOffsets (client/offset_fetcher.py: a result or an error per partition) and DeleteRecords
+go to each partition's leader, DescribeLogDirs to each broker asked about, ElectLeaders and
+(Alter|List)PartitionReassignments to the controller.
 Thread-safety: as AdminClient (blocking calls, safe from several threads).
 """
 
@@ -22,6 +23,7 @@ from kafkapy.client.admin_types import (
 from kafkapy.client.errors import error_from_code
 from kafkapy.client.metadata import Cluster
 from kafkapy.client.network_client import NetworkClient
+from kafkapy.client.offset_fetcher import list_offsets_by_partition
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -51,18 +53,25 @@ class ReplicaAdminOps:
         specs: Mapping[TopicPartition, int | str],
         isolation_level: str = "read_uncommitted",
         timeout_ms: float | None = None,
-    ) -> dict[TopicPartition, ListOffsetsResultInfo | None]:
-        """Offsets per partition for earliest (-2) / latest (-1) / max-timestamp (-3) / a timestamp."""
-        # The fetcher pulls in record decoding: imported on first use to keep tool start-up fast.
-        from kafkapy.client.fetcher import list_offsets as _list_offsets
-
+        raise_errors: bool = True,
+    ) -> dict[TopicPartition, ListOffsetsResultInfo | None | KafkaError]:
+        """Offsets per partition for earliest (-2) / latest (-1) / max-timestamp (-3) / a timestamp: a
+        ListOffsetsResultInfo, None (no such offset), or with raise_errors=False the partition's KafkaError
+        (Java's per-partition ListOffsetsResult futures); raise_errors=True raises the first error."""
         timestamps = {TopicPartition(*tp): T.OffsetSpec.parse(s) for tp, s in specs.items()}
-        found = _list_offsets(self.client, timestamps, self._timeout(timeout_ms),
-                              1 if isolation_level == "read_committed" else 0)
-        return {
-            tp: (None if o is None else ListOffsetsResultInfo(o.offset, o.timestamp, o.leader_epoch))
-            for tp, o in found.items()
-        }
+        found = list_offsets_by_partition(self.client, timestamps, self._timeout(timeout_ms),
+                                          1 if isolation_level == "read_committed" else 0, refresh_metadata=True)
+        out: dict[TopicPartition, ListOffsetsResultInfo | None | KafkaError] = {}
+        for tp, o in found.items():
+            if isinstance(o, KafkaError):
+                out[tp] = o
+            else:
+                out[tp] = None if o is None else ListOffsetsResultInfo(o.offset, o.timestamp, o.leader_epoch)
+        if raise_errors:
+            for v in out.values():
+                if isinstance(v, KafkaError):
+                    raise v
+        return out
 
     def _leaders(self, tps: Iterable[TopicPartition], deadline: float) -> dict[int, list[TopicPartition]]:
         tps = list(tps)

@@ -8,7 +8,8 @@ record.MemoryRecords: control batches are skipped (the position moves past them)
 the fetch position (inside a compressed batch) are dropped, a partial trailing batch is dropped by
 MemoryRecords. OFFSET_OUT_OF_RANGE resets the position by auto.offset.reset (or raises when it is
 `none`); leader errors request a metadata refresh. Offsets are looked up with ListOffsets routed
-to each partition's leader (earliest -2, latest -1, max-timestamp -3, or a timestamp).
+to each partition's leader (client/offset_fetcher.py: earliest -2, latest -1, max-timestamp -3, or a
+timestamp).
 
 Thread-safety: owned by the consumer's thread.
 """
@@ -21,22 +22,21 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from kafkapy.client.errors import KafkaTimeoutError, error_from_code
+from kafkapy.client.errors import error_from_code
 from kafkapy.client.metadata import ZERO_UUID
 from kafkapy.client.network_client import NetworkClient
+from kafkapy.client.offset_fetcher import OffsetAndTimestamp, list_offsets
 from kafkapy.client.subscription_state import SubscriptionState
 from kafkapy.common.errors import ErrorCode, KafkaError, OffsetOutOfRangeError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages.fetch import FetchRequest
-from kafkapy.protocol.messages.list_offsets import ListOffsetsRequest
 from kafkapy.record.control_record import ControlRecordType
 from kafkapy.record.memory_records import MemoryRecords
 
 log = logging.getLogger(__name__)
 
 FETCH_KEY = 1
-LIST_OFFSETS_KEY = 2
 _LEADER_ERRORS = {
     ErrorCode.NOT_LEADER_OR_FOLLOWER,
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -64,13 +64,6 @@ class ConsumerRecord(NamedTuple):
     leader_epoch: int | None = None
     serialized_key_size: int = -1
     serialized_value_size: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetAndTimestamp:
-    offset: int
-    timestamp: int
-    leader_epoch: int | None = None
 
 
 @dataclass
@@ -377,98 +370,3 @@ class Fetcher:
             else:
                 self.subscriptions.seek(tp, oat.offset, oat.leader_epoch)
             log.info("Resetting offset for partition %s to position %s.", tp, st.position.offset if st.position else None)
-
-
-def list_offsets(
-    client: NetworkClient, timestamps: dict[TopicPartition, int], timeout_ms: float, isolation_level: int = 0
-) -> dict[TopicPartition, OffsetAndTimestamp | None]:
-    """ListOffsets for each partition (routed to its leader); None where no offset matches."""
-    iso = isolation_level
-    time = client.time
-    result: dict[TopicPartition, OffsetAndTimestamp | None] = {}
-    remaining = dict(timestamps)
-    deadline = time.milliseconds() + timeout_ms
-    last_error: KafkaError | None = None
-    while remaining:
-        if time.milliseconds() >= deadline:
-            if last_error is not None:
-                raise last_error
-            raise KafkaTimeoutError(f"Failed to get offsets by times in {timeout_ms:.0f}ms")
-        cluster = client.cluster
-        if any(cluster.leader_for(tp) is None for tp in remaining):
-            try:
-                cluster = client.update_metadata(
-                    sorted({tp.topic for tp in remaining} | client.metadata.topics),
-                    max(1, deadline - time.milliseconds()),
-                )
-            except KafkaError as e:
-                last_error = e
-            for tp in remaining:
-                t = cluster.topic(tp.topic)
-                if t is not None and t.error_code and t.error_code not in (3, 5):
-                    raise error_from_code(t.error_code, f"topic {tp.topic}")
-        by_node: dict[int, dict[TopicPartition, int]] = {}
-        for tp, ts in remaining.items():
-            leader = cluster.leader_for(tp)
-            if leader is not None:
-                by_node.setdefault(leader, {})[tp] = ts
-        if not by_node:
-            last_error = error_from_code(ErrorCode.LEADER_NOT_AVAILABLE)
-            time.sleep(min(client.retry_backoff_ms, max(0, deadline - time.milliseconds())))
-            continue
-        retry = False
-        for node, parts in by_node.items():
-            try:
-                need_max_ts = any(ts == -3 for ts in parts.values())
-                resp = client.request(
-                    node, _list_offsets_builder(parts, iso), max(1, deadline - time.milliseconds()),
-                    api_key=LIST_OFFSETS_KEY, min_version=7 if need_max_ts else 1,
-                )
-            except KafkaError as e:
-                if not e.retriable:
-                    raise
-                last_error = e
-                retry = True
-                continue
-            for t in resp.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
-                    if tp not in remaining:
-                        continue
-                    if p.error_code == ErrorCode.NONE:
-                        del remaining[tp]
-                        offset = p.offset
-                        if offset < 0:
-                            result[tp] = None
-                        else:
-                            epoch = getattr(p, "leader_epoch", -1)
-                            result[tp] = OffsetAndTimestamp(offset, p.timestamp, None if epoch < 0 else epoch)
-                    else:
-                        err = error_from_code(p.error_code, f"partition {tp}")
-                        if not err.retriable:
-                            raise err
-                        last_error = err
-                        retry = True
-                        client.metadata.request_update()
-        if retry and remaining:
-            time.sleep(min(client.retry_backoff_ms, max(0, deadline - time.milliseconds())))
-    return result
-
-
-def _list_offsets_builder(parts: dict[TopicPartition, int], isolation_level: int):
-    def build(version: int) -> ListOffsetsRequest:
-        topics: dict[str, list] = {}
-        for tp, ts in parts.items():
-            topics.setdefault(tp.topic, []).append(
-                ListOffsetsRequest.ListOffsetsPartition(
-                    partition_index=tp.partition, current_leader_epoch=-1, timestamp=ts
-                )
-            )
-        return ListOffsetsRequest(
-            replica_id=-1,
-            isolation_level=isolation_level,
-            topics=[ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=p) for t, p in topics.items()],
-            timeout_ms=30000,
-        )
-
-    return build

@@ -131,18 +131,15 @@ def get_offsets(
     if not tps:
         raise GetOffsetsError("Could not match any topic-partitions with the specified filters")
 
-    found: dict[Any, Any] = {}
     skipped: list[str] = []
-    try:
-        found = admin.list_offsets(dict.fromkeys(tps, spec))
-    except KafkaError:
-        for tp in tps:  # isolate the failing partitions, as Kafka's per-partition futures do
-            try:
-                found.update(admin.list_offsets({tp: spec}))
-            except KafkaError as e:
-                skipped.append(f"Skip getting offsets for topic-partition {tp.topic}-{tp.partition} due to error: "
-                               f"{java_error_text(e) if not getattr(e, 'message', None) else error_message(e)}")
+    found = admin.list_offsets(dict.fromkeys(tps, spec), raise_errors=False)
+    for tp in tps:  # Kafka reads each partition's future in the order it asked
+        e = found.get(tp)
+        if isinstance(e, KafkaError):
+            skipped.append(f"Skip getting offsets for topic-partition {tp.topic}-{tp.partition} due to error: "
+                           f"{java_error_text(e) if not getattr(e, 'message', None) else error_message(e)}")
     offsets = [PartitionOffset(tp.topic, tp.partition, info.offset)
-               for tp, info in found.items() if info is not None and info.offset != -1]
+               for tp, info in found.items()
+               if info is not None and not isinstance(info, KafkaError) and info.offset != -1]
     offsets.sort(key=lambda o: f"{o.topic}-{o.partition}")
     return OffsetsResult(offsets, skipped)
