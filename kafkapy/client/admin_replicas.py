@@ -1,9 +1,9 @@
 """AdminClient operations on partitions and replicas: offsets, delete-records, log dirs, leader
 elections and reassignments (a mixin of AdminClient, split out to keep modules small).
 
-Routing: ListOffsets (client/offset_fetcher.py: a result or an error per partition) and DeleteRecords
-go to each partition's leader, DescribeLogDirs to each broker asked about, ElectLeaders and
-(Alter|List)PartitionReassignments to the controller.
+Routing: ListOffsets and DeleteRecords go to each partition's leader (client/partition_leader.py:
+a result or an error per partition, retriable errors retried within the call's timeout), DescribeLogDirs
+to each broker asked about, ElectLeaders and (Alter|List)PartitionReassignments to the controller.
 Thread-safety: as AdminClient (blocking calls, safe from several threads).
 """
 
@@ -24,6 +24,7 @@ from kafkapy.client.errors import error_from_code
 from kafkapy.client.metadata import Cluster
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.offset_fetcher import list_offsets_by_partition
+from kafkapy.client.partition_leader import call_partition_leaders
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -73,57 +74,34 @@ class ReplicaAdminOps:
                     raise v
         return out
 
-    def _leaders(self, tps: Iterable[TopicPartition], deadline: float) -> dict[int, list[TopicPartition]]:
-        tps = list(tps)
-        cluster = self._metadata(sorted({tp.topic for tp in tps}), deadline)
-        by_node: dict[int, list[TopicPartition]] = {}
-        for tp in tps:
-            t = cluster.topic(tp.topic)
-            if t is None or t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION or tp.partition not in t.partitions:
-                raise error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                      f"This server does not host this topic-partition: {tp}")
-            leader = cluster.leader_for(tp)
-            if leader is None:
-                raise error_from_code(ErrorCode.LEADER_NOT_AVAILABLE, f"No leader for {tp}")
-            by_node.setdefault(leader, []).append(tp)
-        return by_node
-
     def delete_records(
         self, offsets: Mapping[TopicPartition, int], timeout_ms: float | None = None, raise_errors: bool = True
     ) -> dict[TopicPartition, int | KafkaError]:
-        """Delete records before each offset (-1 = high watermark); returns the new low watermarks."""
+        """Delete records before each offset (-1 = high watermark); returns the new low watermarks (or, with
+        raise_errors=False, a partition's KafkaError). Partitions of topics missing from fresh metadata fail
+        at once with UnknownTopicOrPartitionError, as Kafka's admin client does."""
         timeout = self._timeout(timeout_ms)
-        deadline = self._time.milliseconds() + timeout
-        out: dict[TopicPartition, int | KafkaError] = {}
+
+        def send(node: int, parts: dict[TopicPartition, int], remaining_ms: int) -> dict[TopicPartition, Any]:
+            def build(version: int) -> Any:
+                R = M.DeleteRecordsRequest
+                topics: dict[str, list] = {}
+                for tp, offset in parts.items():
+                    topics.setdefault(tp.topic, []).append(
+                        R.DeleteRecordsPartition(partition_index=tp.partition, offset=offset))
+                return R(topics=[R.DeleteRecordsTopic(name=t, partitions=p) for t, p in topics.items()],
+                         timeout_ms=int(timeout))
+
+            resp = self.client.request(node, build, remaining_ms, api_key=21)
+            return {
+                TopicPartition(t.name, p.partition_index):
+                    _err(p.error_code, f"partition {t.name}-{p.partition_index}") or p.low_watermark
+                for t in resp.topics for p in t.partitions
+            }
+
         pending = {TopicPartition(*tp): o for tp, o in offsets.items()}
-
-        def attempt() -> None:
-            for node, tps in self._leaders(list(pending), deadline).items():
-                def build(version: int, tps: list[TopicPartition] = tps) -> Any:
-                    R = M.DeleteRecordsRequest
-                    topics: dict[str, list] = {}
-                    for tp in tps:
-                        topics.setdefault(tp.topic, []).append(
-                            R.DeleteRecordsPartition(partition_index=tp.partition, offset=pending[tp]))
-                    return R(topics=[R.DeleteRecordsTopic(name=t, partitions=p) for t, p in topics.items()],
-                             timeout_ms=int(timeout))
-
-                resp = self.client.request(node, build, self._remaining(deadline), api_key=21)
-                retriable: KafkaError | None = None
-                for t in resp.topics:
-                    for p in t.partitions:
-                        tp = TopicPartition(t.name, p.partition_index)
-                        err = _err(p.error_code, f"partition {tp}")
-                        if err is not None and err.retriable:
-                            retriable = err
-                            continue
-                        out[tp] = err if err is not None else p.low_watermark
-                        pending.pop(tp, None)
-                if retriable is not None:
-                    self.client.metadata.request_update()
-                    raise retriable
-
-        self.client.with_retries(attempt, timeout, "deleteRecords")
+        out = call_partition_leaders(self.client, pending, send, timeout, "deleteRecords",
+                                     fail_unknown_topics=True, refresh_first=True)
         if raise_errors:
             for v in out.values():
                 if isinstance(v, KafkaError):

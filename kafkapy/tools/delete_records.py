@@ -5,8 +5,8 @@ offset -1 means the high watermark). Duplicate partitions are refused ("Offset j
 duplicate topic partitions: foo-1"). Results come in the order Kafka prints them (the admin client's
 HashMap keyed by TopicPartition): a new low watermark, or the Java error text
 (`org.apache.kafka.common.errors.OffsetOutOfRangeException: The requested offset is not within the range
-of offsets maintained by the server.`). Partitions that do not exist are answered without asking the
-broker (UnknownTopicOrPartitionException), as Kafka's metadata lookup does.
+of offsets maintained by the server.`); the admin client answers partitions of missing topics with
+UnknownTopicOrPartitionException at once, as Kafka's does.
 Thread-safety: one call at a time per AdminClient.
 """
 
@@ -64,31 +64,22 @@ def parse_offset_json(text: str) -> list[tuple[str, int, int]]:
 
 
 def delete_records(admin: Any, entries: list[tuple[str, int, int]]) -> list[DeleteResult]:
-    from kafkapy.common.errors import KafkaError, UnknownTopicOrPartitionError
+    from kafkapy.common.errors import KafkaError
     from kafkapy.common.topic_partition import TopicPartition
     from kafkapy.tools.tool_support import java_error_text
 
     wanted = {TopicPartition(t, p): o for t, p, o in entries}
-    described = admin.describe_topics(sorted({t for t, _, _ in entries}), raise_errors=False)
+    try:
+        answered = admin.delete_records(wanted, raise_errors=False)
+    except KafkaError as e:
+        answered = dict.fromkeys(wanted, e)
     results: dict[Any, DeleteResult] = {}
-    known: dict[Any, int] = {}
-    for tp, offset in wanted.items():
-        d = described.get(tp.topic)
-        if d is None or d.error is not None or tp.partition not in {p.partition for p in d.partitions}:
-            results[tp] = DeleteResult(tp.topic, tp.partition, None, java_error_text(UnknownTopicOrPartitionError()))
+    for tp in wanted:
+        value = answered.get(tp)
+        if isinstance(value, int):
+            results[tp] = DeleteResult(tp.topic, tp.partition, value)
         else:
-            known[tp] = offset
-    if known:
-        try:
-            answered = admin.delete_records(known, raise_errors=False)
-        except KafkaError as e:
-            answered = dict.fromkeys(known, e)
-        for tp in known:
-            value = answered.get(tp)
-            if isinstance(value, int):
-                results[tp] = DeleteResult(tp.topic, tp.partition, value)
-            else:
-                err = value if isinstance(value, BaseException) else KafkaError("no response for this partition")
-                results[tp] = DeleteResult(tp.topic, tp.partition, None, java_error_text(err, default_message=True))
+            err = value if isinstance(value, BaseException) else KafkaError("no response for this partition")
+            results[tp] = DeleteResult(tp.topic, tp.partition, None, java_error_text(err, default_message=True))
     order = java_hash_order(list(wanted), lambda tp: topic_partition_hash(tp.topic, tp.partition), sizing="sized")
     return [results[tp] for tp in order]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -144,6 +145,18 @@ def test_offsets_and_delete_records(admin: AdminClient, broker: str, broker_kind
     assert admin.list_offsets({tp: 9_999_999})[tp] is None  # no record at or after that time
     assert admin.delete_records({tp: 7}) == {tp: 7}
     assert admin.list_offsets({tp: "earliest"})[tp].offset == 7
+    # Per-partition results: a missing topic fails at once, the other partitions still get their answers.
+    gone = TopicPartition(f"{topic_name}-missing", 0)
+    start = time.monotonic()
+    out = admin.delete_records({tp: 9, TopicPartition(topic_name, 3): 1, gone: 1}, raise_errors=False)
+    assert out[tp] == 9
+    assert isinstance(out[gone], UnknownTopicOrPartitionError)
+    assert isinstance(out[TopicPartition(topic_name, 3)], UnknownTopicOrPartitionError)
+    assert time.monotonic() - start < 5  # default.api.timeout.ms is 10 s: not retried until then
+    found = admin.list_offsets({tp: "earliest", TopicPartition(topic_name, 3): "earliest"}, timeout_ms=500,
+                               raise_errors=False)
+    assert found[tp].offset == 9
+    assert isinstance(found[TopicPartition(topic_name, 3)], UnknownTopicOrPartitionError)
 
 
 def test_describe_log_dirs(admin: AdminClient, broker: str, topic_name: str) -> None:

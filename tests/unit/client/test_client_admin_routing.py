@@ -19,6 +19,7 @@ from kafkapy.client.offset_fetcher import list_offsets
 from kafkapy.common.errors import (
     ErrorCode,
     KafkaError,
+    OffsetOutOfRangeError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
 )
@@ -171,3 +172,27 @@ def test_consumer_lookup_raises_the_first_error(cluster) -> None:
     assert err.value.code == ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
     with pytest.raises(KafkaTimeoutError, match="Failed to get offsets by times in 200ms"):
         list_offsets(admin.client, {TopicPartition("absent", 0): -1}, 200)
+
+
+def delete_records_answer(header: Any, body: Any) -> Any:
+    R = M.DeleteRecordsResponse
+    return R(topics=[R.DeleteRecordsTopicResult(name=t.name, partitions=[
+        R.DeleteRecordsPartitionResult(partition_index=p.partition_index,
+                                       low_watermark=p.offset if p.offset <= 10 else -1,
+                                       error_code=0 if p.offset <= 10 else ErrorCode.OFFSET_OUT_OF_RANGE)
+        for p in t.partitions]) for t in body.topics])
+
+
+def test_delete_records_fails_missing_topics_and_partitions_at_once(cluster) -> None:
+    admin, broker = cluster({"t": 2}, delete_records_answer)
+    start = time.monotonic()
+    out = admin.delete_records({TopicPartition("t", 0): 3, TopicPartition("t", 1): 99, TopicPartition("gone", 0): 1,
+                                TopicPartition("t", 5): 1}, timeout_ms=30_000, raise_errors=False)
+    assert time.monotonic() - start < 3  # not retried until the timeout
+    assert out[TopicPartition("t", 0)] == 3
+    assert isinstance(out[TopicPartition("t", 1)], OffsetOutOfRangeError)
+    assert isinstance(out[TopicPartition("gone", 0)], UnknownTopicOrPartitionError)
+    assert isinstance(out[TopicPartition("t", 5)], UnknownTopicOrPartitionError)
+    assert sent(broker, 21) == [[("t", 0), ("t", 1)]]
+    with pytest.raises(UnknownTopicOrPartitionError):
+        admin.delete_records({TopicPartition("gone", 0): 1}, timeout_ms=30_000)
