@@ -38,7 +38,7 @@ const kafka = new Kafka({
   brokers: [bootstrap],
   logLevel: logLevel.WARN,
   logCreator: stderrLog,
-  retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1000 }
+  retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 1000 }
 })
 
 // The line digested per consumed message; the test rebuilds the same lines from the sent messages.
