@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import pytest
+
 from kafkapy.common.errors import (
     BrokerNotAvailableError,
     InvalidPartitionsError,
@@ -13,7 +14,6 @@ from kafkapy.common.errors import (
     InvalidReplicationFactorError,
     UnknownServerError,
 )
-
 from kafkapy.controller.replica_assignment import (
     BrokerMetadata,
     RackAwareMode,
