@@ -22,6 +22,17 @@ from typing import Any
 
 from kafkapy.client import admin_types as T
 from kafkapy.client.admin_groups import GroupAdminOps  # consumer group ops (group membership owner)
+from kafkapy.client.admin_quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
+    QuotaAdminOps,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 from kafkapy.client.admin_replicas import ReplicaAdminOps
 from kafkapy.client.admin_types import (
     AlterConfigOp,
@@ -64,7 +75,9 @@ __all__ = [
     "ConfigResource", "ConfigResourceType", "ConfigSource", "ConfigSynonym", "ConfigType", "CreateTopicResult",
     "DeleteTopicResult", "ElectionType", "ListOffsetsResultInfo", "LogDirDescription", "NewPartitions",
     "NewTopic", "NodeApiVersions", "PartitionReassignment", "ReplicaInfo", "TopicDescription", "TopicListing",
-    "TopicPartitionInfo", "TopicPartition", "Node",
+    "TopicPartitionInfo", "TopicPartition", "Node", "ClientQuotaAlteration", "ClientQuotaEntity",
+    "ClientQuotaFilterComponent", "ScramCredentialInfo", "ScramMechanism", "UserScramCredentialDeletion",
+    "UserScramCredentialsDescription", "UserScramCredentialUpsertion",
 ]
 OffsetSpec = T.OffsetSpec
 AlterConfigOpType = T.AlterConfigOpType
@@ -78,7 +91,7 @@ class _UnknownNodeError(DisconnectError, code=DisconnectError.code, name=Disconn
     """A broker id the refreshed metadata does not name (retriable: the broker may be registering)."""
 
 
-class AdminClient(ReplicaAdminOps, GroupAdminOps):
+class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
     def __init__(self, configs: Mapping[str, Any] | None = None, time: Time = SYSTEM, **overrides: Any) -> None:
         self.config = AdminClientConfig(configs, **overrides)
         if not self.config["client.id"]:

@@ -188,10 +188,9 @@ def _topic_names(admin: Any) -> list[str]:
 
 def _group_names(admin: Any) -> list[str] | None:
     from kafkapy.common.errors import UnsupportedVersionError
-    from kafkapy.tools import admin_extras
 
     try:
-        return admin_extras.list_groups(admin)
+        return [g.group_id for g in admin.list_consumer_groups()]
     except UnsupportedVersionError:
         return None
 
@@ -249,7 +248,7 @@ _QUOTA_TYPES = {USERS: "user", CLIENTS: "client-id", IPS: "ip"}
 
 
 def _quota_components(entity_types: list[str], entity_names: list[str]) -> list[Any]:
-    from kafkapy.tools import admin_extras as x
+    from kafkapy.client.admin import ClientQuotaFilterComponent as Component
 
     if len(entity_names) > len(entity_types):
         raise ConfigArgumentError("More entity names specified than entity types")
@@ -259,11 +258,11 @@ def _quota_components(entity_types: list[str], entity_names: list[str]) -> list[
         if qtype is None:
             raise ConfigArgumentError(f"Unexpected entity type {etype}")
         if i >= len(entity_names):
-            comps.append(x.QuotaComponent(qtype, x.MATCH_ANY))
+            comps.append(Component.of_entity_type(qtype))
         elif entity_names[i] == DEFAULT_ENTITY:
-            comps.append(x.QuotaComponent(qtype, x.MATCH_DEFAULT))
+            comps.append(Component.of_default_entity(qtype))
         else:
-            comps.append(x.QuotaComponent(qtype, x.MATCH_EXACT, entity_names[i]))
+            comps.append(Component.of_entity(qtype, entity_names[i]))
     return comps
 
 
@@ -276,11 +275,10 @@ def _entity_hash(entity: dict[str, str | None]) -> int:
 
 
 def describe_quotas(admin: Any, entity_types: list[str], entity_names: list[str]) -> list[QuotaConfigs]:
-    from kafkapy.tools import admin_extras as x
-
-    found = x.describe_client_quotas(admin, _quota_components(entity_types, entity_names), strict=True)
+    found = admin.describe_client_quotas(_quota_components(entity_types, entity_names), strict=True)
+    items = [(entity.as_dict(), values) for entity, values in found.items()]
     out = []
-    for entity, values in java_hash_order(found, lambda item: _entity_hash(item[0])):
+    for entity, values in java_hash_order(items, lambda item: _entity_hash(item[0])):
         words = []
         for qtype, label in (("user", "user-principal"), ("client-id", "client-id"), ("ip", "ip")):
             if qtype in entity:
@@ -292,15 +290,14 @@ def describe_quotas(admin: Any, entity_types: list[str], entity_names: list[str]
 
 
 def describe_scram(admin: Any, users: list[str]) -> list[ScramConfigs]:
-    from kafkapy.tools import admin_extras as x
     from kafkapy.tools.tool_support import error_message
 
     out = []
-    for user, infos in x.describe_user_scram_credentials(admin, users).items():
-        if isinstance(infos, Exception):
-            out.append(ScramConfigs(user, None, f"{type(infos).__name__}: {error_message(infos)}"))
+    for user, found in admin.describe_user_scram_credentials(users, raise_errors=False).items():
+        if isinstance(found, Exception):
+            out.append(ScramConfigs(user, None, f"{type(found).__name__}: {error_message(found)}"))
         else:
-            out.append(ScramConfigs(user, [(i.mechanism, i.iterations) for i in infos]))
+            out.append(ScramConfigs(user, [(i.mechanism.mechanism_name, i.iterations) for i in found.credential_infos]))
     return out
 
 
@@ -392,10 +389,10 @@ def _alter_users_clients(admin: Any, types: list[str], names: list[str], to_add:
 
 def _alter_quotas(admin: Any, types: list[str], names: list[str], to_add: dict[str, str],
                   to_delete: list[str]) -> None:
-    from kafkapy.tools import admin_extras as x
+    from kafkapy.client.admin import ClientQuotaAlteration, ClientQuotaEntity
 
-    current = x.describe_client_quotas(admin, _quota_components(types, names), strict=True)
-    old = current[0][1] if current else {}
+    current = admin.describe_client_quotas(_quota_components(types, names), strict=True)
+    old = next(iter(current.values()), {})
     invalid = [k for k in to_delete if k not in old]
     if invalid:
         raise ConfigArgumentError("Invalid config(s): " + ",".join(invalid))
@@ -407,22 +404,30 @@ def _alter_quotas(admin: Any, types: list[str], names: list[str], to_add: dict[s
             raise ConfigArgumentError(f"Cannot parse quota configuration value for {k}: {v}") from e
     ops.update(dict.fromkeys(to_delete))
     entity = {_QUOTA_TYPES[t]: (n or None) for t, n in zip(types, names, strict=True)}
-    x.alter_client_quotas(admin, entity, ops)
+    admin.alter_client_quotas([ClientQuotaAlteration(ClientQuotaEntity.of(entity), ops)])
 
 
 def _alter_scram(admin: Any, user: str, to_add: dict[str, str], to_delete: list[str]) -> None:
-    from kafkapy.tools import admin_extras as x
+    from kafkapy.client.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
 
-    upserts: dict[str, tuple[int, bytes]] = {}
+    upserts = []
     for mech, spec in to_add.items():
-        if mech not in x.SCRAM_MECHANISMS:
+        mechanism = ScramMechanism.from_mechanism_name(mech)
+        if mechanism == ScramMechanism.UNKNOWN:
             raise ConfigArgumentError(f"Invalid credential property {mech}={spec}")
         m = re.fullmatch(r"(?:iterations=(-?[0-9]*),)?password=(.*)", spec, re.S)
         if not m:
             raise ConfigArgumentError(f"Invalid credential property {mech}={spec}")
         iterations = int(m.group(1)) if m.group(1) not in (None, "", "-1") else 4096
-        if iterations < x.SCRAM_MECHANISMS[mech][2]:
+        if iterations < mechanism.min_iterations:
             raise ConfigArgumentError(
-                f"Iterations {iterations} is less than the minimum {x.SCRAM_MECHANISMS[mech][2]} required for {mech}")
-        upserts[mech] = (iterations, m.group(2).encode("utf-8"))
-    x.alter_user_scram_credentials(admin, user, upserts, to_delete)
+                f"Iterations {iterations} is less than the minimum {mechanism.min_iterations} required for {mech}")
+        upserts.append(UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations),
+                                                    m.group(2).encode("utf-8")))
+    deletions = [UserScramCredentialDeletion(user, ScramMechanism.from_mechanism_name(m)) for m in to_delete]
+    admin.alter_user_scram_credentials(deletions + upserts)

@@ -1,5 +1,5 @@
-"""kafka-configs' users/clients/ips paths over a fake network client: the requests sent (quotas, SCRAM)
-and Kafka's text for what comes back."""
+"""kafka-configs' users/clients/ips paths through an AdminClient over a fake network client: the requests
+sent (quotas, SCRAM) and Kafka's text for what comes back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import hashlib
 import pytest
 
 from kafkapy.cli import configs as cli_configs
+from kafkapy.client.admin import AdminClient
 from kafkapy.protocol import messages as M
-from kafkapy.tools import admin_extras, configs
+from kafkapy.tools import configs
 
 
 class FakeClient:
@@ -20,7 +21,10 @@ class FakeClient:
     def least_loaded_node(self):
         return 0
 
-    def request(self, node, build, timeout, api_key):
+    def node_address(self, node):
+        return ("127.0.0.1", 9092)
+
+    def request(self, node, build, timeout, api_key, max_version=None, min_version=None):
         req = build(1 if api_key in (48, 49) else 0)
         self.sent.append((api_key, req))
         return self.responses[api_key](req)
@@ -28,12 +32,14 @@ class FakeClient:
     def with_retries(self, call, timeout, what):
         return call()
 
+    def close(self):
+        pass
 
-class FakeAdmin:
-    default_api_timeout_ms = 1000
 
-    def __init__(self, responses):
-        self.client = FakeClient(responses)
+def FakeAdmin(responses):
+    admin = AdminClient({"bootstrap.servers": "127.0.0.1:9"})
+    admin.client = FakeClient(responses)
+    return admin
 
 
 def quotas_response(entries):
@@ -112,15 +118,3 @@ def test_alter_scram_credentials_salts_the_password():
 def test_ip_quotas_only_accept_connection_rates():
     with pytest.raises(configs.ConfigArgumentError, match="Only connection quota configs can be added for 'ips'"):
         configs.alter(FakeAdmin({}), ["ips"], ["1.2.3.4"], {"producer_byte_rate": "1"}, [])
-
-
-def test_list_groups_asks_every_broker():
-    L = M.ListGroupsResponse
-
-    class Cluster:
-        brokers = {0: object(), 1: object()}
-
-    admin = FakeAdmin({16: lambda req: L(groups=[L.ListedGroup(group_id="g1", protocol_type="consumer")])})
-    admin.client.update_metadata = lambda topics, timeout: Cluster()
-    assert admin_extras.list_groups(admin) == ["g1"]
-    assert len(admin.client.sent) == 2
