@@ -20,8 +20,6 @@ Thread-safety: as AdminClient (blocking calls, safe from several threads).
 from __future__ import annotations
 
 import enum
-import hashlib
-import secrets
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -135,6 +133,8 @@ class UserScramCredentialDeletion(NamedTuple):
 
 def random_salt() -> bytes:
     """Kafka's ScramFormatter.secureRandomBytes: 130 random bits as base-36 text."""
+    import secrets  # here, not at module level: every AdminClient loads this module
+
     n = secrets.randbits(130)
     digits = "0123456789abcdefghijklmnopqrstuvwxyz"
     out = ""
@@ -147,6 +147,8 @@ def random_salt() -> bytes:
 
 def salted_password(mechanism: ScramMechanism, password: bytes | str, salt: bytes, iterations: int) -> bytes:
     """RFC 5802's Hi(): PBKDF2-HMAC with the mechanism's hash (Kafka's ScramFormatter.hi)."""
+    import hashlib  # ~2 ms of OpenSSL set-up, paid only by SCRAM upsertions
+
     raw = password.encode("utf-8") if isinstance(password, str) else password
     return hashlib.pbkdf2_hmac(mechanism.hash_name, raw, salt, iterations)
 
