@@ -60,9 +60,6 @@ def handle_produce(ctx: Any, request: ProduceRequest) -> Any:
     services = ctx.server
     acks = request.acks
     if acks not in (-1, 0, 1):
-        if acks == 0:
-            ctx.close()
-            return DEFERRED
         return produce_error_response(request, ctx.api_version, ErrorCode.INVALID_REQUIRED_ACKS)
     entries: dict[TopicPartition, Any] = {}
     for t in request.topic_data:
