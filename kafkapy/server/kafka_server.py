@@ -30,6 +30,7 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.controller.controller import Controller
 from kafkapy.controller.controller_events import AlterPartitionItem
 from kafkapy.controller.local_store import LocalMetadataStore
+from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.server.apis.groups import create_group_coordinator
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
@@ -37,7 +38,7 @@ from kafkapy.server.kafka_config import ConfigError, KafkaConfig
 from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
-from kafkapy.server.replica_manager import ReplicaManager
+from kafkapy.server.replica_manager import ReplicaManager, effective_broker_configs
 from kafkapy.storage.log_manager import LogManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
@@ -145,13 +146,17 @@ class KafkaServer:
             raise ConfigError("zookeeper.connect: cluster mode is not supported by this broker yet")
         log_dirs = config.log_dirs
         self.store = LocalMetadataStore(log_dirs[0])
-        self.log_manager = LogManager(log_dirs, config.originals, time, topic_configs=self.store.get_topic_config)
+        dynamic = {DEFAULT_BROKER_ENTITY: self.store.get_broker_config(None),
+                   str(self.broker_id): self.store.get_broker_config(self.broker_id)}
+        self.log_manager = LogManager(log_dirs, effective_broker_configs(config.originals, dynamic, self.broker_id),
+                                      time, topic_configs=self.store.get_topic_config)
         self.log_manager.startup()
         log.info("Loaded %d logs from %s", len(self.log_manager.all_logs()), ", ".join(self.log_manager.log_dirs))
 
         self.metadata_cache = MetadataCache(self.broker_id)
         self.replica_manager = ReplicaManager(config, time, self.log_manager, self.metadata_cache, self.broker_id,
-                                              alter_partition=self._send_alter_partition)
+                                              alter_partition=self._send_alter_partition,
+                                              dynamic_broker_configs=dynamic)
         self.replica_manager.startup()
 
         # Bind before registering so an ephemeral port (0) is advertised as the one really bound; requests

@@ -43,6 +43,7 @@ from kafkapy.common.errors import (
 from kafkapy.common.file_region import FileRegion
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.record.errors import CorruptRecordError
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
@@ -176,10 +177,21 @@ def up_convert_legacy_records(records: Any) -> Any:
     return builder.build()
 
 
+def effective_broker_configs(originals: Mapping[str, Any], dynamic: Mapping[str, Mapping[str, str]],
+                             broker_id: int) -> dict[str, Any]:
+    """Kafka's precedence for broker configs: this broker's dynamic configs, then the cluster-wide dynamic
+    default (`<default>`), then server.properties (the static originals)."""
+    merged: dict[str, Any] = dict(originals)
+    merged.update(dynamic.get(DEFAULT_BROKER_ENTITY, {}))
+    merged.update(dynamic.get(str(broker_id), {}))
+    return merged
+
+
 class ReplicaManager:
     def __init__(self, config: Any, time: Time = SYSTEM, log_manager: Any = None, metadata_cache: Any = None,
                  broker_id: int | None = None, alter_partition: Callable[[TopicPartition, LeaderAndIsr], Any] | None = None,
-                 reaper_enabled: bool = True) -> None:
+                 reaper_enabled: bool = True, dynamic_broker_configs: Mapping[str, Mapping[str, str]] | None = None
+                 ) -> None:
         self.config = config
         self.time = time
         self.log_manager = log_manager
@@ -189,6 +201,9 @@ class ReplicaManager:
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
         self._hw_checkpoints: dict[TopicPartition, int] = {}
+        # entity name ("<default>" or this broker's id) -> its dynamic broker configs from the metadata store
+        self._dynamic_broker_configs: dict[str, dict[str, str]] = {
+            k: dict(v) for k, v in (dynamic_broker_configs or {}).items()}
         self.replica_lag_time_max_ms = config.get_int("replica.lag.time.max.ms")
         self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = DelayedOperationPurgatory(
             "Produce", time, purge_interval=config.get_int("producer.purgatory.purge.interval.requests"),
@@ -311,12 +326,21 @@ class ReplicaManager:
             del partition
 
     def update_topic_config(self, entity_type: str, name: str, configs: Mapping[str, str]) -> None:
-        """The controller's on_config_change callback: new topic overrides reach the open logs at once."""
-        if entity_type == "topics" and self.log_manager is not None:
-            try:
+        """The controller's on_config_change callback: new topic overrides, and dynamic broker configs (the
+        cluster default `<default>` or this broker's own), reach the open logs at once."""
+        if self.log_manager is None:
+            return
+        try:
+            if entity_type == "topics":
                 self.log_manager.update_topic_config(name, configs)
-            except Exception:
-                log.exception("Could not apply the new config of topic %s", name)
+            elif entity_type == "brokers" and name in (DEFAULT_BROKER_ENTITY, str(self.broker_id)):
+                self._dynamic_broker_configs[name] = dict(configs)
+                self.log_manager.update_broker_defaults(self.effective_broker_configs())
+        except Exception:
+            log.exception("Could not apply the new config of %s %s", entity_type, name)
+
+    def effective_broker_configs(self) -> dict[str, Any]:
+        return effective_broker_configs(self.config.originals, self._dynamic_broker_configs, self.broker_id)
 
     def _complete_delayed_requests(self, tp: TopicPartition) -> None:
         self.fetch_purgatory.check_and_complete(tp)

@@ -239,6 +239,16 @@ class LogManager:
             self._logs[tp] = created
             return created
 
+    def update_broker_defaults(self, broker_defaults: Mapping[str, Any]) -> None:
+        """New broker-level defaults (dynamic broker configs): every open log without a topic override for
+        a changed key picks the new value up at once, as Kafka's DynamicLogConfig does."""
+        with self._lock:
+            self.broker_defaults = dict(broker_defaults)
+            self.default_config = LogConfig.from_props({}, self.broker_defaults)
+            logs = list(self._logs.items())
+        for tp, lg in logs:
+            lg.update_config(self._topic_config(tp.topic))
+
     def update_topic_config(self, topic: str, overrides: Mapping[str, Any]) -> None:
         """Apply new topic overrides (AlterConfigs) to the topic's open logs."""
         config = LogConfig.from_props(overrides, self.broker_defaults)
