@@ -31,6 +31,7 @@ API_RAISE = 99
 API_NOOP = 98
 API_CLOSE = 97
 API_SLOW = 96
+API_LATER = 95  # answered 20 ms later from a timer thread (like a completed purgatory operation)
 
 
 class EchoApis:
@@ -53,6 +54,13 @@ class EchoApis:
             return
         if request.api_key == API_SLOW:
             self.release_slow.wait(10)
+        if request.api_key == API_LATER:
+            body = bytes(request.frame[8:])
+            respond = lambda: self.channel.send_response(request, [struct.pack(">i", 4 + len(body)), corr, body])  # noqa: E731
+            timer = threading.Timer(0.02, respond)
+            timer.daemon = True
+            timer.start()
+            return
         if request.api_key == API_FILE:
             region = self.file_region
             assert region is not None
@@ -368,3 +376,76 @@ def test_sequential_round_trips_never_wait_for_the_poll_timeout(start_broker) ->
     for i in range(400):
         broker.roundtrip(socks[i % 4], i, b"w")
     assert _time.monotonic() - started < 15
+
+
+def test_responses_from_another_thread_keep_order(start_broker) -> None:
+    broker = start_broker()
+    sock = broker.connect()
+    sock.sendall(
+        encode_request(API_LATER, 1, b"later") + encode_request(API_ECHO, 2, b"now") + encode_request(API_LATER, 3)
+    )
+    assert recv_response(sock) == (1, b"later")
+    assert recv_response(sock) == (2, b"now")
+    assert recv_response(sock) == (3, b"")
+    broker.roundtrip(sock, 4, b"again")
+
+
+def test_pipelined_request_then_bad_frame_closes_after_answering(start_broker) -> None:
+    broker = start_broker(socket_request_max_bytes="1000")
+    good = broker.connect()
+    bad = broker.connect()
+    # One write: the second frame is read while the first is in flight, checked when it is taken.
+    bad.sendall(encode_request(API_ECHO, 1, b"first") + struct.pack(">i", 5000) + b"x" * 64)
+    assert recv_response(bad) == (1, b"first")
+    assert_closed_by_server(bad)
+    broker.roundtrip(good, 2, b"still served")
+    broker.wait_for(lambda: broker.server.connection_count() == 1)
+
+
+def test_large_response_to_slow_reader_then_pipelined_request(start_broker) -> None:
+    # The responder writes what the socket takes; the Processor finishes on writability, then
+    # parses the request that was read behind the first one.
+    broker = start_broker(socket_send_buffer_bytes="8192")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)  # before connecting: a small window
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", broker.server.bound_port()))
+    broker.sockets.append(sock)
+    body = random.Random(3).randbytes(1024 * 1024 + 5)
+    small = [encode_request(API_ECHO, 10 + i, b"s%d" % i) for i in range(3)]
+    sender = threading.Thread(target=sock.sendall, args=(encode_request(API_ECHO, 9, body) + b"".join(small),))
+    sender.start()
+    _time.sleep(0.1)  # the server's send buffer fills up while we do not read
+    assert len(broker.apis.requests) == 1
+    assert recv_response(sock) == (9, body)
+    for i in range(3):
+        assert recv_response(sock) == (10 + i, b"s%d" % i)
+    sender.join(10)
+
+
+def test_client_gone_before_its_response_is_dropped(start_broker) -> None:
+    broker = start_broker(num_network_threads="1")
+    gone = broker.connect()
+    gone.sendall(encode_request(API_SLOW, 1, b"slow"))
+    broker.wait_for(lambda: len(broker.apis.requests) == 1)
+    gone.close()
+    broker.sockets.remove(gone)
+    other = broker.connect()
+    broker.roundtrip(other, 2, b"meanwhile")  # the processor saw nothing of the muted connection yet
+    broker.apis.release_slow.set()  # the response hits a closed peer: dropped, nothing else breaks
+    broker.wait_for(lambda: broker.server.connection_count() == 1)
+    for i in range(3):
+        broker.roundtrip(other, 3 + i, b"after")
+
+
+def test_many_pipelining_connections_with_tiny_queue(start_broker) -> None:
+    # queued.max.requests=1: responders often cannot queue the next pipelined request themselves
+    # and hand it back to the Processor; every answer must still come, in order.
+    broker = start_broker(queued_max_requests="1", num_io_threads="3", num_network_threads="2")
+    socks = [broker.connect() for _ in range(8)]
+    bodies = {i: [os.urandom((i * 7 + j) % 300) for j in range(40)] for i in range(8)}
+    for i, sock in enumerate(socks):
+        sock.sendall(b"".join(encode_request(API_ECHO, j, b) for j, b in enumerate(bodies[i])))
+    for i, sock in enumerate(socks):
+        for j, body in enumerate(bodies[i]):
+            assert recv_response(sock) == (j, body)

@@ -1,36 +1,46 @@
 """SocketServer: Kafka's Reactor. One Acceptor thread per listener, num.network.threads Processors.
 
 The Acceptor accepts connections (non-blocking, TCP_NODELAY, socket.send/receive.buffer.bytes)
-and hands them round-robin to its Processors. Each Processor owns a selector and its connections:
-it reads size-prefixed frames (int32 big-endian length, then that many bytes: the request header
-`api_key int16, api_version int16, correlation_id int32, ...` and body), puts each as a Request in
-the RequestChannel and mutes the connection until that request's response has been fully written,
-so responses on a connection keep request order. Responses are lists of chunks written verbatim:
-bytes-like chunks with sendmsg (gathering, partial writes resumed on writability) and FileRegions
-with os.sendfile (zero copy).
+and hands them round-robin to its Processors. Each Processor owns an epoll set and its
+connections (KafkaChannel): it reads size-prefixed frames (int32 big-endian length, then that many
+bytes: the request header `api_key int16, api_version int16, correlation_id int32, ...` and body),
+puts each as a Request in the RequestChannel and mutes the connection until that request's
+response has been fully written, so responses on a connection keep request order. Responses are
+lists of chunks written verbatim: bytes-like chunks with send/sendmsg, FileRegions with
+os.sendfile (zero copy).
+
+Latency: the thread that answers a request (a request handler, or whichever thread completes a
+delayed operation) writes the response itself when the connection has nothing else queued
+(non-blocking), then unmutes it and re-arms its read interest; only what the socket would not take
+at once, and bytes already read behind the request, go back to the Processor. Connections are
+registered EPOLLONESHOT: the read event that delivers a request disarms the descriptor, so muting
+costs no system call and unmuting costs one epoll_ctl (safe from any thread at the kernel level;
+the epoll set is never touched through a Python-side registry). Linux only (select.epoll).
 
 A bad connection (size prefix < 8, < 0 or > socket.request.max.bytes, refused before allocating;
 socket errors; any exception while serving it) is closed alone; the Processor keeps serving.
 
-Thread-safety: each Processor's connections are touched only by its own thread; other threads
-talk to it through `accept()` / `enqueue_response()` (deques) plus a socketpair wakeup.
+Thread-safety: a Processor's connection table and parse state are touched only by its own thread;
+other threads reach it through `accept()` / `enqueue_response()`. A responding thread touches a
+channel only with the channel's lock held (see kafka_channel.py); queued work is handed over
+through deques plus a socketpair wakeup, written only while the Processor may be blocked in poll.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import os
+import select
 import selectors
 import socket
 import struct
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 
-from kafkapy.common.file_region import FileRegion
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
-from kafkapy.server.network.request_channel import CLOSE, NOOP, Chunk, Request, RequestChannel, Response
+from kafkapy.server.network.kafka_channel import KafkaChannel
+from kafkapy.server.network.request_channel import CLOSE, SEND, Request, RequestChannel, Response
 
 log = logging.getLogger(__name__)
 
@@ -38,48 +48,17 @@ _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _MIN_FRAME = _HEADER.size
 _READ_BUF = 64 * 1024
 _MAX_READS_PER_EVENT = 16  # fairness between connections of one processor
-_MAX_IOV = 64
 _POLL_TIMEOUT_S = 0.3
+_ARM_READ = select.EPOLLIN | select.EPOLLONESHOT
+_ARM_WRITE = select.EPOLLOUT | select.EPOLLONESHOT
+_MAX_IDLE_CHECK_MS = 1000
+# Processor-side follow-up of a response a responding thread could not finish: write what is left
+# in the channel's send queue (socket full), then unmute and parse the bytes waiting in `pending`.
+_RESUME = 16
 
 
 class InvalidReceiveError(Exception):
     """A frame this broker refuses to read; its connection is closed."""
-
-
-class _Channel:
-    """One connection's state, owned by a Processor thread."""
-
-    __slots__ = (
-        "sock", "fd", "connection_id", "address", "size_buf", "size_read", "frame", "frame_view",
-        "frame_read", "pending", "muted", "send_queue", "send_offset", "events", "last_active_ms",
-        "closed",
-    )  # fmt: skip
-
-    def __init__(self, sock: socket.socket, connection_id: str, address: tuple[str, int]) -> None:
-        self.sock = sock
-        self.fd = sock.fileno()
-        self.connection_id = connection_id
-        self.address = address
-        self.size_buf = bytearray(4)
-        self.size_read = 0
-        self.frame: bytearray | None = None
-        self.frame_view: memoryview | None = None
-        self.frame_read = 0
-        self.pending = bytearray()  # bytes read past the request in flight (pipelining)
-        self.muted = False
-        self.send_queue: deque[Chunk] = deque()
-        self.send_offset = 0
-        self.events = 0
-        self.last_active_ms = 0
-        self.closed = False
-
-
-def _chunk_len(chunk: Chunk) -> int:
-    if isinstance(chunk, FileRegion):
-        return chunk.length
-    if isinstance(chunk, memoryview):
-        return chunk.nbytes
-    return len(chunk)
 
 
 class Processor:
@@ -101,21 +80,28 @@ class Processor:
         self._time = time
         self._max_request_size = max_request_size
         self._idle_ms = connections_max_idle_ms
+        # Idle connections are swept on a timer, not on every loop: a muted connection's clock is
+        # refreshed by each sweep, so one may outlive connections.max.idle.ms by one interval.
+        self._idle_check_ms = min(max(connections_max_idle_ms // 10, 1), _MAX_IDLE_CHECK_MS)
         self._listener = endpoint.listener_name
         self._protocol = endpoint.security_protocol
         self._connection_index = connection_index
-        self._selector = selectors.DefaultSelector()
+        self._epoll = select.epoll()
         self._wakeup_r, self._wakeup_w = socket.socketpair()
         self._wakeup_r.setblocking(False)
         self._wakeup_w.setblocking(False)
-        self._selector.register(self._wakeup_r, selectors.EVENT_READ, None)
+        self._wakeup_fd = self._wakeup_r.fileno()
+        self._epoll.register(self._wakeup_fd, select.EPOLLIN)
         self._woken = False
+        self._polling = False
         self._new_connections: deque[tuple[socket.socket, tuple[str, int]]] = deque()
         self._responses: deque[Response] = deque()
-        self._channels: dict[str, _Channel] = {}
-        self._lru: OrderedDict[str, _Channel] = OrderedDict()
+        self._channels: dict[str, KafkaChannel] = {}
+        self._by_fd: dict[int, KafkaChannel] = {}
         self._read_buf = bytearray(_READ_BUF)
         self._read_view = memoryview(self._read_buf)
+        self._now_ms = time.hi_res_clock_ms()
+        self._next_idle_check_ms = self._now_ms + self._idle_check_ms
         self._running = True
         self._thread = threading.Thread(
             target=self.run,
@@ -133,20 +119,95 @@ class Processor:
         self.wakeup()
 
     def enqueue_response(self, response: Response) -> None:
+        """Answer a request (called by the responding thread): write it at once when possible,
+        else hand it to the Processor thread."""
+        if response.action != CLOSE:
+            ch = self._channels.get(response.request.connection_id)
+            if ch is None:
+                return  # the connection closed while its request was being handled
+            action = self._respond_directly(ch, response)
+            if action is None:
+                return
+            if action != response.action:
+                response = Response(response.request, None, action)
         self._responses.append(response)
         self.wakeup()
 
-    def wakeup(self) -> None:
-        if not self._woken:
-            self._woken = True
+    def _respond_directly(self, ch: KafkaChannel, response: Response) -> int | None:
+        """Write the response on the calling thread and unmute; None when done, else the action
+        the Processor thread must finish (_RESUME or CLOSE)."""
+        with ch.lock:
+            if ch.closed:
+                return None
+            chunks = response.chunks if response.action == SEND else None
+            if ch.handed_over:  # cannot happen with one request in flight; keep order regardless
+                if chunks:
+                    ch.send_queue.extend(chunks)
+                return _RESUME
+            if chunks:
+                ch.send_queue.extend(chunks)
+                try:
+                    done = ch.write()
+                except OSError as e:
+                    log.debug("Closing connection %s after socket error: %s", ch.connection_id, e)
+                    ch.discard()
+                    return CLOSE
+                if not done:  # socket full: the Processor waits for writability
+                    ch.handed_over = True
+                    return _RESUME
+            if ch.pending:
+                # The next request's bytes are already read (a pipelining client): queue it from
+                # here when it is whole and the request queue has room (the connection stays
+                # muted for it); else the Processor parses them.
+                try:
+                    if self._dispatch_pending(ch):
+                        return None
+                except InvalidReceiveError as e:
+                    log.warning("Closing connection %s from %s: %s", ch.connection_id, ch.address[0], e)
+                    ch.discard()
+                    return CLOSE
+                ch.handed_over = True
+                return _RESUME
+            ch.muted = False
             try:
-                self._wakeup_w.send(b"\x00")
-            except OSError:  # full (already signalled) or closed at shutdown
-                pass
+                self._epoll.modify(ch.fd, _ARM_READ)
+            except OSError as e:
+                log.debug("Closing connection %s: cannot re-arm it: %s", ch.connection_id, e)
+                return CLOSE
+            return None
+
+    def _dispatch_pending(self, ch: KafkaChannel) -> bool:
+        """Queue the whole request at the head of `pending` without blocking; the caller holds
+        the channel's lock and the connection is muted with no partial frame parsed."""
+        pending = ch.pending
+        if len(pending) < 4:
+            return False
+        size = int.from_bytes(pending[:4], "big", signed=True)
+        self._check_size(size)
+        if len(pending) < 4 + size:
+            return False
+        request = self._new_request(ch, bytes(pending[4 : 4 + size]))
+        if not self._channel.send_request(request, timeout=0):
+            return False
+        del pending[: 4 + size]
+        return True
+
+    def wakeup(self) -> None:
+        # Only a Processor that may be blocked in poll needs the byte: otherwise it looks at its
+        # queues before polling again (_polling is set before that look, see _poll).
+        if self._polling and not self._woken:
+            self._signal()
+
+    def _signal(self) -> None:
+        self._woken = True
+        try:
+            self._wakeup_w.send(b"\x00")
+        except OSError:  # full (already signalled) or closed at shutdown
+            pass
 
     def initiate_shutdown(self) -> None:
         self._running = False
-        self.wakeup()
+        self._signal()
 
     def join(self, timeout: float | None = None) -> None:
         if self._thread.is_alive():
@@ -167,10 +228,13 @@ class Processor:
         try:
             while self._running:
                 try:
-                    self._configure_new_connections()
-                    self._process_new_responses()
+                    if self._new_connections:
+                        self._configure_new_connections()
+                    if self._responses:
+                        self._process_new_responses()
                     self._poll()
-                    self._close_idle_connections()
+                    if self._idle_ms >= 0 and self._now_ms >= self._next_idle_check_ms:
+                        self._close_idle_connections()
                 except Exception:
                     # Per-connection errors are handled below; this is a bug guard so the thread lives on.
                     log.exception("Processor %d got uncaught exception", self.id)
@@ -183,11 +247,11 @@ class Processor:
             try:
                 local = sock.getsockname()
                 cid = f"{local[0]}:{local[1]}-{address[0]}:{address[1]}-{next(self._connection_index)}"
-                ch = _Channel(sock, cid, (address[0], address[1]))
+                ch = KafkaChannel(sock, cid, (address[0], address[1]))
                 ch.last_active_ms = self._time.hi_res_clock_ms()
+                self._epoll.register(ch.fd, _ARM_READ)
                 self._channels[cid] = ch
-                self._lru[cid] = ch
-                self._update_interest(ch)
+                self._by_fd[ch.fd] = ch
             except Exception as e:
                 log.warning("Processor %d could not configure connection from %s: %s", self.id, address, e)
                 sock.close()
@@ -202,28 +266,37 @@ class Processor:
                 if response.action == CLOSE:
                     log.debug("Closing connection %s as asked by the request handler", ch.connection_id)
                     self._close(ch)
-                elif response.action == NOOP or not response.chunks:
-                    self._unmute(ch)
-                else:
-                    ch.send_queue.extend(response.chunks)
-                    self._write(ch)
+                    continue
+                if response.action != _RESUME:  # SEND/NOOP queued by a caller that bypassed enqueue_response
+                    with ch.lock:
+                        if response.action == SEND and response.chunks:
+                            ch.send_queue.extend(response.chunks)
+                        ch.handed_over = True
+                self._finish_response(ch)
             except Exception as e:
                 self._on_connection_error(ch, e)
 
     def _poll(self) -> None:
-        timeout = 0 if self._responses or self._new_connections else _POLL_TIMEOUT_S
-        for key, mask in self._selector.select(timeout):
-            ch = key.data
-            if ch is None:
+        self._polling = True
+        timeout = 0 if self._responses or self._new_connections or not self._running else _POLL_TIMEOUT_S
+        try:
+            events = self._epoll.poll(timeout)
+        finally:
+            self._polling = False
+        self._now_ms = self._time.hi_res_clock_ms()
+        for fd, _mask in events:
+            if fd == self._wakeup_fd:
                 self._drain_wakeup()
                 continue
-            if ch.closed:
+            ch = self._by_fd.get(fd)
+            if ch is None or ch.closed:
                 continue
             try:
-                if mask & selectors.EVENT_WRITE:
-                    self._write(ch)
-                if mask & selectors.EVENT_READ and not ch.closed and not ch.muted:
+                if ch.handed_over:
+                    self._finish_response(ch)  # armed for writability (or an error to surface)
+                elif not ch.muted:
                     self._read(ch)
+                # else: a stale event of a connection whose request is in flight; its responder re-arms
             except Exception as e:
                 self._on_connection_error(ch, e)
 
@@ -240,21 +313,21 @@ class Processor:
 
     # -- reading --------------------------------------------------------------------------------
 
-    def _read(self, ch: _Channel) -> None:
+    def _read(self, ch: KafkaChannel) -> None:
         for _ in range(_MAX_READS_PER_EVENT):
             if ch.muted or ch.closed:
-                return
+                return  # whoever unmutes re-arms
             frame_view = ch.frame_view
             if frame_view is not None and len(frame_view) - ch.frame_read >= _READ_BUF:
                 # Large frame: read straight into its buffer, no intermediate copy.
                 try:
                     n = ch.sock.recv_into(frame_view[ch.frame_read :])
                 except BlockingIOError:
-                    return
+                    break
                 if n == 0:
                     self._close(ch)
                     return
-                self._touch(ch)
+                ch.last_active_ms = self._now_ms
                 ch.frame_read += n
                 if ch.frame_read == len(frame_view):
                     self._complete_frame(ch, ch.frame)  # type: ignore[arg-type]
@@ -262,22 +335,28 @@ class Processor:
             try:
                 n = ch.sock.recv_into(self._read_buf)
             except BlockingIOError:
-                return
+                break
             if n == 0:
                 self._close(ch)
                 return
-            self._touch(ch)
+            ch.last_active_ms = self._now_ms
             self._feed(ch, self._read_view[:n])
             if n < _READ_BUF:
-                return  # the socket is drained for now
+                break  # the socket is drained for now
+        if not ch.muted and not ch.closed:
+            self._epoll.modify(ch.fd, _ARM_READ)
 
-    def _feed(self, ch: _Channel, data: memoryview) -> None:
+    def _feed(self, ch: KafkaChannel, data: memoryview) -> None:
         """Parse bytes read from the connection into frames; keep what follows a request in flight."""
         pos, end = 0, len(data)
         while pos < end:
             if ch.muted:
-                ch.pending += data[pos:]
-                return
+                with ch.lock:
+                    # Under the lock: a responder that unmutes checks `pending` under it too, so
+                    # these bytes are either parsed here (already unmuted) or seen by it.
+                    if ch.muted:
+                        ch.pending += data[pos:]
+                        return
             if ch.frame is None:
                 if ch.size_read == 0 and end - pos >= 4:
                     size = int.from_bytes(data[pos : pos + 4], "big", signed=True)
@@ -291,7 +370,7 @@ class Processor:
                         return
                     ch.size_read = 0
                     size = int.from_bytes(ch.size_buf, "big", signed=True)
-                self._check_size(ch, size)
+                self._check_size(size)
                 if end - pos >= size:
                     self._complete_frame(ch, bytes(data[pos : pos + size]))
                     pos += size
@@ -306,7 +385,7 @@ class Processor:
             if ch.frame_read == len(ch.frame):
                 self._complete_frame(ch, ch.frame)
 
-    def _check_size(self, ch: _Channel, size: int) -> None:
+    def _check_size(self, size: int) -> None:
         if size < 0:
             raise InvalidReceiveError(f"Invalid receive (size = {size})")
         if size > self._max_request_size:
@@ -316,118 +395,62 @@ class Processor:
         if size < _MIN_FRAME:
             raise InvalidReceiveError(f"Invalid receive (size = {size} is smaller than a request header)")
 
-    def _complete_frame(self, ch: _Channel, frame: bytes | bytearray) -> None:
+    def _complete_frame(self, ch: KafkaChannel, frame: bytes | bytearray) -> None:
         ch.frame = None
         ch.frame_view = None
         ch.frame_read = 0
-        api_key, api_version, correlation_id = _HEADER.unpack_from(frame, 0)
-        request = Request(
-            self.id, ch.connection_id, api_key, api_version, correlation_id, memoryview(frame), ch.address,
-            self._time.nanoseconds(), self._listener, self._protocol,
-        )  # fmt: skip
+        request = self._new_request(ch, frame)
         # Mute until the response is written: one request in flight per connection keeps order.
+        # No responder exists yet for this connection, so no lock is needed to set it.
         ch.muted = True
-        self._update_interest(ch)
         while self._running:
             if self._channel.send_request(request, timeout=_POLL_TIMEOUT_S):
                 return
 
-    def _unmute(self, ch: _Channel) -> None:
-        ch.muted = False
-        self._update_interest(ch)
-        if ch.pending:
-            data, ch.pending = ch.pending, bytearray()
-            self._feed(ch, memoryview(data))
+    def _new_request(self, ch: KafkaChannel, frame: bytes | bytearray) -> Request:
+        api_key, api_version, correlation_id = _HEADER.unpack_from(frame, 0)
+        return Request(
+            self.id, ch.connection_id, api_key, api_version, correlation_id, memoryview(frame), ch.address,
+            self._time.nanoseconds(), self._listener, self._protocol,
+        )  # fmt: skip
 
     # -- writing --------------------------------------------------------------------------------
 
-    def _write(self, ch: _Channel) -> None:
-        queue = ch.send_queue
-        while queue:
-            head = queue[0]
-            if isinstance(head, FileRegion):
-                remaining = head.length - ch.send_offset
-                if remaining <= 0:
-                    queue.popleft()
-                    ch.send_offset = 0
-                    continue
-                try:
-                    sent = os.sendfile(ch.fd, head.file.fileno(), head.position + ch.send_offset, remaining)
-                except BlockingIOError:
-                    break
-                if sent == 0:
-                    raise OSError(f"sendfile hit end of file with {remaining} bytes of the region unsent")
-                ch.send_offset += sent
-                if ch.send_offset == head.length:
-                    queue.popleft()
-                    ch.send_offset = 0
-                self._touch(ch)
-                continue
-            bufs: list[Chunk] = []
-            for chunk in itertools.islice(queue, 0, _MAX_IOV):
-                if isinstance(chunk, FileRegion):
-                    break
-                bufs.append(chunk)
-            if ch.send_offset:
-                bufs[0] = memoryview(bufs[0])[ch.send_offset :]  # type: ignore[arg-type]
-            try:
-                sent = ch.sock.sendmsg(bufs) if len(bufs) > 1 else ch.sock.send(bufs[0])  # type: ignore[arg-type]
-            except BlockingIOError:
-                break
-            self._touch(ch)
-            while sent > 0 or (queue and not isinstance(queue[0], FileRegion) and _chunk_len(queue[0]) == 0):
-                left = _chunk_len(queue[0]) - ch.send_offset
-                if sent >= left:
-                    sent -= left
-                    queue.popleft()
-                    ch.send_offset = 0
-                else:
-                    ch.send_offset += sent
-                    sent = 0
-                    break
-        if queue:
-            self._update_interest(ch)  # wait for writability
-        else:
-            self._unmute(ch)
+    def _finish_response(self, ch: KafkaChannel) -> None:
+        """Write what is left of a handed-over response, waiting for writability as needed; then
+        unmute and parse the bytes that arrived behind the request."""
+        with ch.lock:
+            if ch.closed or not ch.handed_over:
+                return  # done already (a duplicate nudge)
+            done = ch.write()
+            if done:
+                ch.handed_over = False
+                ch.muted = False
+                data, ch.pending = ch.pending, bytearray()
+        ch.last_active_ms = self._now_ms
+        if not done:
+            self._epoll.modify(ch.fd, _ARM_WRITE)
+            return
+        if data:
+            self._feed(ch, memoryview(data))
+        if not ch.muted and not ch.closed:
+            self._epoll.modify(ch.fd, _ARM_READ)
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
-    def _update_interest(self, ch: _Channel) -> None:
-        if ch.closed:
-            return
-        events = (0 if ch.muted else selectors.EVENT_READ) | (selectors.EVENT_WRITE if ch.send_queue else 0)
-        if events == ch.events:
-            return
-        if ch.events == 0:
-            self._selector.register(ch.sock, events, ch)
-        elif events == 0:
-            self._selector.unregister(ch.sock)
-        else:
-            self._selector.modify(ch.sock, events, ch)
-        ch.events = events
-
-    def _touch(self, ch: _Channel) -> None:
-        ch.last_active_ms = self._time.hi_res_clock_ms()
-        self._lru.move_to_end(ch.connection_id)
-
     def _close_idle_connections(self) -> None:
-        if self._idle_ms < 0 or not self._lru:
-            return
-        now = self._time.hi_res_clock_ms()
-        for _ in range(len(self._lru)):
-            cid, ch = next(iter(self._lru.items()))
-            if now - ch.last_active_ms <= self._idle_ms:
-                return
-            if ch.muted and not ch.send_queue:
+        now = self._now_ms
+        self._next_idle_check_ms = now + self._idle_check_ms
+        for ch in list(self._channels.values()):
+            if ch.muted and not ch.handed_over:
                 # A request of this connection is still being handled (e.g. parked in a purgatory):
                 # it is not idle, its response will come.
                 ch.last_active_ms = now
-                self._lru.move_to_end(cid)
-                continue
-            log.debug("Closing connection %s: idle for more than %d ms", cid, self._idle_ms)
-            self._close(ch)
+            elif now - ch.last_active_ms > self._idle_ms:
+                log.debug("Closing connection %s: idle for more than %d ms", ch.connection_id, self._idle_ms)
+                self._close(ch)
 
-    def _on_connection_error(self, ch: _Channel, error: Exception) -> None:
+    def _on_connection_error(self, ch: KafkaChannel, error: Exception) -> None:
         if isinstance(error, InvalidReceiveError):
             log.warning("Closing connection %s from %s: %s", ch.connection_id, ch.address[0], error)
         elif isinstance(error, OSError):
@@ -436,24 +459,23 @@ class Processor:
             log.error("Closing connection %s after unexpected error", ch.connection_id, exc_info=error)
         self._close(ch)
 
-    def _close(self, ch: _Channel) -> None:
-        if ch.closed:
-            return
-        ch.closed = True
-        self._channels.pop(ch.connection_id, None)
-        self._lru.pop(ch.connection_id, None)
-        if ch.events:
+    def _close(self, ch: KafkaChannel) -> None:
+        with ch.lock:
+            if ch.closed:
+                return
+            ch.closed = True
             try:
-                self._selector.unregister(ch.sock)
-            except (KeyError, ValueError, OSError):
+                self._epoll.unregister(ch.fd)
+            except (OSError, ValueError):
                 pass
-            ch.events = 0
-        try:
-            ch.sock.close()
-        except OSError:
-            pass
-        ch.send_queue.clear()
-        ch.pending = bytearray()
+            try:
+                ch.sock.close()
+            except OSError:
+                pass
+            ch.discard()
+        self._channels.pop(ch.connection_id, None)
+        if self._by_fd.get(ch.fd) is ch:
+            del self._by_fd[ch.fd]
 
     def _close_all(self) -> None:
         for ch in list(self._channels.values()):
@@ -463,7 +485,7 @@ class Processor:
             sock.close()
         self._responses.clear()
         try:
-            self._selector.close()
+            self._epoll.close()
         except (OSError, ValueError):
             pass
         self._wakeup_r.close()
