@@ -9,7 +9,8 @@ A Request's `frame` is one whole request without its int32 size prefix: request 
 big-endian (api_key int16, api_version int16, correlation_id int32, client_id, ...). Response chunks
 are the bytes to write verbatim, size prefix included (bytes, bytearray, memoryview or FileRegion).
 
-Thread-safety: every method may be called from any thread; one lock guards the request queue.
+Thread-safety: every method may be called from any thread; one lock guards the request queue and
+the parked receivers.
 """
 
 from __future__ import annotations
@@ -72,10 +73,17 @@ class RequestChannel:
         self.queue_size = queue_size
         self._requests: deque[Request] = deque()
         self._lock = threading.Lock()
-        self._not_empty = threading.Condition(self._lock)
         self._not_full = threading.Condition(self._lock)
+        self._full_waiters = 0  # senders waiting for room
+        # Parked receivers, each blocked on its own held lock; a new request releases the most
+        # recently parked one (LIFO: the warmest thread, maybe not even asleep yet), after
+        # `_lock` is dropped so the woken thread does not sleep again on it. Exactly one wake
+        # per request (a Condition adds a second sleep on its lock; a SimpleQueue wakes a second,
+        # idle getter on every put).
+        self._parked: list[threading.Lock] = []
         self._interrupts = 0
         self._processors: dict[int, ResponseSink] = {}
+        self._local = threading.local()
 
     # -- processors -----------------------------------------------------------------------------
 
@@ -92,41 +100,74 @@ class RequestChannel:
     def send_request(self, request: Request, timeout: float | None = None) -> bool:
         """Queue a request, blocking while the queue is full for up to timeout seconds (None =
         forever). Returns False if it timed out."""
-        with self._not_full:
+        with self._lock:
             if len(self._requests) >= self.queue_size:
                 deadline = None if timeout is None else _time.monotonic() + timeout
-                while len(self._requests) >= self.queue_size:
-                    remaining = None if deadline is None else deadline - _time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        return False
-                    self._not_full.wait(remaining)
+                self._full_waiters += 1
+                try:
+                    while len(self._requests) >= self.queue_size:
+                        remaining = None if deadline is None else deadline - _time.monotonic()
+                        if remaining is not None and remaining <= 0:
+                            return False
+                        self._not_full.wait(remaining)
+                finally:
+                    self._full_waiters -= 1
             self._requests.append(request)
-            self._not_empty.notify()
-            return True
+            parked = self._parked.pop() if self._parked else None
+        if parked is not None:
+            parked.release()
+        return True
 
     def receive_request(self, timeout: float | None = None) -> Request | None:
         """Take the oldest request, waiting up to timeout seconds (None = until one arrives or
         interrupt_receivers() is called). Returns None on timeout or interrupt."""
-        with self._not_empty:
-            if not self._requests:
-                generation = self._interrupts
-                deadline = None if timeout is None else _time.monotonic() + timeout
-                while not self._requests:
-                    if self._interrupts != generation:
+        deadline = None
+        with self._lock:
+            generation = self._interrupts
+            while True:
+                if self._requests:
+                    request = self._requests.popleft()
+                    if self._full_waiters:
+                        self._not_full.notify()
+                    return request
+                if self._interrupts != generation:
+                    return None
+                if timeout is not None:
+                    if deadline is None:
+                        deadline = _time.monotonic() + timeout
+                    remaining = deadline - _time.monotonic()
+                    if remaining <= 0:
                         return None
-                    remaining = None if deadline is None else deadline - _time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        return None
-                    self._not_empty.wait(remaining)
-            request = self._requests.popleft()
-            self._not_full.notify()
-            return request
+                else:
+                    remaining = -1
+                waiter = self._waiter()
+                self._parked.append(waiter)
+                self._lock.release()
+                try:
+                    signalled = waiter.acquire(True, remaining)
+                finally:
+                    self._lock.acquire()
+                if not signalled:
+                    try:
+                        self._parked.remove(waiter)
+                    except ValueError:  # released just as we timed out: consume the release
+                        waiter.acquire()
+
+    def _waiter(self) -> threading.Lock:
+        """This thread's park lock, held (so acquiring it again blocks until a release)."""
+        waiter = getattr(self._local, "waiter", None)
+        if waiter is None:
+            waiter = self._local.waiter = threading.Lock()
+            waiter.acquire()
+        return waiter
 
     def interrupt_receivers(self) -> None:
         """Make every thread blocked in receive_request return None (used at shutdown)."""
-        with self._not_empty:
+        with self._lock:
             self._interrupts += 1
-            self._not_empty.notify_all()
+            parked, self._parked = self._parked, []
+        for waiter in parked:
+            waiter.release()
 
     @property
     def request_queue_size(self) -> int:

@@ -84,3 +84,61 @@ def test_clear_drops_queued_requests() -> None:
     channel.send_request(make_request(2))
     assert [r.correlation_id for r in channel.clear()] == [1, 2]
     assert channel.send_request(make_request(3), timeout=0)
+
+
+def test_parked_receiver_is_woken_by_a_request() -> None:
+    channel = RequestChannel(5)
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(channel.receive_request(5)))
+    t.start()
+    threading.Event().wait(0.05)  # let it park
+    assert channel.send_request(make_request(7))
+    t.join(5)
+    assert [r.correlation_id for r in got] == [7]  # type: ignore[union-attr]
+    assert channel.request_queue_size == 0
+
+
+def test_many_senders_and_receivers_deliver_each_request_once() -> None:
+    # Small queue and short receive timeouts: parked receivers time out while requests arrive,
+    # senders block on the bound; nothing may be lost or duplicated.
+    channel = RequestChannel(4)
+    senders, per_sender = 4, 300
+    received: list[int] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def receive() -> None:
+        while not stop.is_set():
+            request = channel.receive_request(0.002)
+            if request is not None:
+                with lock:
+                    received.append(request.correlation_id)
+
+    def send(base: int) -> None:
+        for i in range(per_sender):
+            assert channel.send_request(make_request(base + i), timeout=5)
+
+    receivers = [threading.Thread(target=receive) for _ in range(4)]
+    producers = [threading.Thread(target=send, args=(s * 10_000,)) for s in range(senders)]
+    for t in receivers + producers:
+        t.start()
+    for t in producers:
+        t.join(30)
+    for _ in range(3000):  # bounded: at most ~30 s
+        with lock:
+            if len(received) == senders * per_sender:
+                break
+        threading.Event().wait(0.01)
+    stop.set()
+    channel.interrupt_receivers()
+    for t in receivers:
+        t.join(5)
+    assert sorted(received) == sorted(s * 10_000 + i for s in range(senders) for i in range(per_sender))
+
+
+def test_interrupt_does_not_eat_later_requests() -> None:
+    channel = RequestChannel(5)
+    channel.interrupt_receivers()  # nobody waiting
+    assert channel.send_request(make_request(1))
+    assert channel.receive_request(0).correlation_id == 1
+    assert channel.request_queue_size == 0
