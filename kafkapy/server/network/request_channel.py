@@ -97,9 +97,12 @@ class RequestChannel:
 
     # -- requests -------------------------------------------------------------------------------
 
-    def send_request(self, request: Request, timeout: float | None = None) -> bool:
+    def send_request(self, request: Request, timeout: float | None = None, wake_receiver: bool = True) -> bool:
         """Queue a request, blocking while the queue is full for up to timeout seconds (None =
-        forever). Returns False if it timed out."""
+        forever). Returns False if it timed out. wake_receiver=False: the caller is a receiver
+        thread that calls receive_request next (see in_receiver_thread), so it takes the request
+        itself instead of waking another thread to contend with it for the GIL; should it be held
+        up, a parked receiver still finds the request when its receive timeout expires."""
         with self._lock:
             if len(self._requests) >= self.queue_size:
                 deadline = None if timeout is None else _time.monotonic() + timeout
@@ -113,7 +116,7 @@ class RequestChannel:
                 finally:
                     self._full_waiters -= 1
             self._requests.append(request)
-            parked = self._parked.pop() if self._parked else None
+            parked = self._parked.pop() if self._parked and wake_receiver else None
         if parked is not None:
             parked.release()
         return True
@@ -122,6 +125,7 @@ class RequestChannel:
         """Take the oldest request, waiting up to timeout seconds (None = until one arrives or
         interrupt_receivers() is called). Returns None on timeout or interrupt."""
         deadline = None
+        self._local.receiver = True
         with self._lock:
             generation = self._interrupts
             while True:
@@ -152,6 +156,10 @@ class RequestChannel:
                         self._parked.remove(waiter)
                     except ValueError:  # released just as we timed out: consume the release
                         waiter.acquire()
+
+    def in_receiver_thread(self) -> bool:
+        """Whether the calling thread takes requests from this channel (a request handler)."""
+        return getattr(self._local, "receiver", False)
 
     def _waiter(self) -> threading.Lock:
         """This thread's park lock, held (so acquiring it again blocks until a release)."""

@@ -187,7 +187,9 @@ class Processor:
         if len(pending) < 4 + size:
             return False
         request = self._new_request(ch, bytes(pending[4 : 4 + size]))
-        if not self._channel.send_request(request, timeout=0):
+        # A request handler answering here goes back to the queue next and takes it itself.
+        wake = not self._channel.in_receiver_thread()
+        if not self._channel.send_request(request, timeout=0, wake_receiver=wake):
             return False
         del pending[: 4 + size]
         return True

@@ -142,3 +142,34 @@ def test_interrupt_does_not_eat_later_requests() -> None:
     assert channel.send_request(make_request(1))
     assert channel.receive_request(0).correlation_id == 1
     assert channel.request_queue_size == 0
+
+
+def test_request_queued_without_waking_is_taken_by_a_parked_receiver_after_its_timeout() -> None:
+    channel = RequestChannel(5)
+    got: list[object] = []
+
+    def receive() -> None:
+        assert channel.in_receiver_thread() is False
+        for _ in range(100):  # a handler's loop: short timeouts, bounded
+            request = channel.receive_request(0.02)
+            if request is not None:
+                got.append(request)
+                assert channel.in_receiver_thread() is True
+                return
+
+    t = threading.Thread(target=receive)
+    t.start()
+    threading.Event().wait(0.05)  # parked
+    assert channel.in_receiver_thread() is False  # this thread never received
+    assert channel.send_request(make_request(9), wake_receiver=False)
+    t.join(5)
+    assert [r.correlation_id for r in got] == [9]  # type: ignore[union-attr]
+
+
+def test_receiver_that_queues_without_waking_takes_the_request_itself() -> None:
+    channel = RequestChannel(5)
+    assert channel.send_request(make_request(1))
+    first = channel.receive_request(0)
+    assert first is not None and channel.in_receiver_thread()
+    assert channel.send_request(make_request(2), timeout=0, wake_receiver=False)
+    assert channel.receive_request(0).correlation_id == 2
