@@ -54,7 +54,13 @@ _DYNAMIC_OTHER = frozenset({
     "listener.security.protocol.map", "sasl.enabled.mechanisms", "sasl.jaas.config", "ssl.keystore.password",
     "ssl.key.password", "ssl.truststore.password",
 })
-DYNAMIC_BROKER_CONFIGS = _DYNAMIC_LOG_CONFIGS | _DYNAMIC_OTHER
+# Kafka's DynamicReplicationConfig: per-broker throttle rates (bytes/s, LONG >= 0) that kafka-reassign-partitions
+# sets; they exist only as dynamic configs, with no static key in KafkaConfig.
+REPLICATION_QUOTA_CONFIGS = frozenset({
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
+})
+DYNAMIC_BROKER_CONFIGS = _DYNAMIC_LOG_CONFIGS | _DYNAMIC_OTHER | REPLICATION_QUOTA_CONFIGS
 # What kafkapy can store and hand to the broker as a dynamic update today: configs that are only read
 # when used (log defaults for new segments/retention passes, cleaner and quota knobs). Listener and
 # security changes need a live reconfiguration that kafkapy does not do yet.
@@ -222,8 +228,14 @@ class ConfigHelper:
     def _broker_entry(self, name: str, per_broker: bool, include_synonyms: bool,
                       include_documentation: bool) -> DescribedConfig:
         key = CONFIG_DEFS.get(name)
-        config_type = key.type if key is not None else (
-            ConfigType[BROKER_SYNONYM_DEFS[name].type] if name in BROKER_SYNONYM_DEFS else ConfigType.UNKNOWN)
+        if key is not None:
+            config_type = key.type
+        elif name in BROKER_SYNONYM_DEFS:
+            config_type = ConfigType[BROKER_SYNONYM_DEFS[name].type]
+        elif name in REPLICATION_QUOTA_CONFIGS:
+            config_type = ConfigType.LONG
+        else:
+            config_type = ConfigType.UNKNOWN
         # Kafka's KafkaConfig.maybeSensitive: passwords, and keys it has no type for (custom configs).
         sensitive = config_type in (ConfigType.PASSWORD, ConfigType.UNKNOWN)
         value = None if sensitive else self._broker_value(name, per_broker)
@@ -331,7 +343,10 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
     for name, raw in props.items():
         key = CONFIG_DEFS.get(name)
         try:
-            if key is not None:
+            if name in REPLICATION_QUOTA_CONFIGS:
+                if raw is not None and (not raw.strip().lstrip("-").isdigit() or int(raw) < 0):
+                    raise ValueError(f"Invalid value {raw} for configuration {name}: Value must be at least 0")
+            elif key is not None:
                 value = parse_value(key, raw)
                 if key.validator is not None:
                     key.validator(name, value)

@@ -42,3 +42,26 @@ def test_dynamic_broker_retention_applies_to_open_logs_and_survives_restart(brok
     _alter(admin, "0", "log.retention.ms", None)
     assert retention("dyn-a") == 3_600_000
     admin.close()
+
+
+def test_replication_throttles_are_per_broker_dynamic_configs(broker_factory) -> None:
+    """kafka-reassign-partitions --throttle sets Kafka's DynamicReplicationConfig keys on each broker."""
+    from kafkapy.common.errors import InvalidRequestError
+
+    handle = broker_factory()
+    admin = AdminClient({"bootstrap.servers": handle.bootstrap})
+    _alter(admin, "0", "leader.replication.throttled.rate", "1048576")
+    _alter(admin, "0", "follower.replication.throttled.rate", "1048576")
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "0")])
+    entries = next(iter(described.values())).entries
+    assert entries["leader.replication.throttled.rate"].value == "1048576"
+    assert entries["follower.replication.throttled.rate"].value == "1048576"
+    try:
+        _alter(admin, "0", "leader.replication.throttled.rate", "-5")
+        raise AssertionError("a negative throttle was accepted")
+    except InvalidRequestError as e:
+        assert "leader.replication.throttled.rate" in str(e)
+    _alter(admin, "0", "leader.replication.throttled.rate", None)
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "0")])
+    assert "leader.replication.throttled.rate" not in next(iter(described.values())).entries
+    admin.close()
