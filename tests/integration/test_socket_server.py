@@ -32,6 +32,7 @@ API_NOOP = 98
 API_CLOSE = 97
 API_SLOW = 96
 API_LATER = 95  # answered 20 ms later from a timer thread (like a completed purgatory operation)
+API_BAD_CHUNK = 94  # a response chunk that is not bytes: a bug in an API handler
 
 
 class EchoApis:
@@ -54,6 +55,9 @@ class EchoApis:
             return
         if request.api_key == API_SLOW:
             self.release_slow.wait(10)
+        if request.api_key == API_BAD_CHUNK:
+            self.channel.send_response(request, ["not bytes"])  # type: ignore[list-item]
+            return
         if request.api_key == API_LATER:
             body = bytes(request.frame[8:])
             respond = lambda: self.channel.send_response(request, [struct.pack(">i", 4 + len(body)), corr, body])  # noqa: E731
@@ -449,3 +453,15 @@ def test_many_pipelining_connections_with_tiny_queue(start_broker) -> None:
     for i, sock in enumerate(socks):
         for j, body in enumerate(bodies[i]):
             assert recv_response(sock) == (j, body)
+
+
+def test_unwritable_response_closes_only_that_connection(start_broker) -> None:
+    broker = start_broker(num_io_threads="1")
+    good = broker.connect()
+    bad = broker.connect()
+    bad.sendall(encode_request(API_BAD_CHUNK, 1))
+    assert_closed_by_server(bad)
+    for i in range(3):
+        broker.roundtrip(good, i, b"ok")
+    assert broker.pool.handlers[0].thread.is_alive()
+    broker.wait_for(lambda: broker.server.connection_count() == 1)

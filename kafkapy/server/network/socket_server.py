@@ -148,8 +148,11 @@ class Processor:
                 ch.send_queue.extend(chunks)
                 try:
                     done = ch.write()
-                except OSError as e:
-                    log.debug("Closing connection %s after socket error: %s", ch.connection_id, e)
+                except Exception as e:  # never into the responding thread: close this connection only
+                    if isinstance(e, OSError):
+                        log.debug("Closing connection %s after socket error: %s", ch.connection_id, e)
+                    else:
+                        log.error("Closing connection %s after unexpected error", ch.connection_id, exc_info=e)
                     ch.discard()
                     return CLOSE
                 if not done:  # socket full: the Processor waits for writability
@@ -171,7 +174,7 @@ class Processor:
             ch.muted = False
             try:
                 self._epoll.modify(ch.fd, _ARM_READ)
-            except OSError as e:
+            except (OSError, ValueError) as e:
                 log.debug("Closing connection %s: cannot re-arm it: %s", ch.connection_id, e)
                 return CLOSE
             return None
