@@ -1,7 +1,7 @@
 """SocketServer: Kafka's Reactor. One Acceptor thread per listener, num.network.threads Processors.
 
-The Acceptor accepts connections (non-blocking, TCP_NODELAY, socket.send/receive.buffer.bytes)
-and hands them round-robin to its Processors. Each Processor owns an epoll set and its
+The Acceptor (acceptor.py) accepts connections (non-blocking, TCP_NODELAY,
+socket.send/receive.buffer.bytes) and hands them round-robin to its Processors. Each Processor owns an epoll set and its
 connections (KafkaChannel): it reads size-prefixed frames (int32 big-endian length, then that many
 bytes: the request header `api_key int16, api_version int16, correlation_id int32, ...` and body),
 puts each as a Request in the RequestChannel and mutes the connection until that request's
@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import logging
 import select
-import selectors
 import socket
 import struct
 import threading
@@ -39,6 +38,7 @@ from collections import deque
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
+from kafkapy.server.network.acceptor import Acceptor
 from kafkapy.server.network.kafka_channel import KafkaChannel
 from kafkapy.server.network.request_channel import CLOSE, SEND, Request, RequestChannel, Response
 
@@ -495,105 +495,6 @@ class Processor:
             pass
         self._wakeup_r.close()
         self._wakeup_w.close()
-
-
-class Acceptor:
-    """Accepts connections on one listener and spreads them over its Processors."""
-
-    def __init__(self, endpoint: EndPoint, config: KafkaConfig, processors: list[Processor], broker_id: int = 0) -> None:
-        self.endpoint = endpoint
-        self._processors = processors
-        self._send_buffer = config.get_int("socket.send.buffer.bytes")
-        self._recv_buffer = config.get_int("socket.receive.buffer.bytes")
-        self._next = 0
-        host = endpoint.host
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._server = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if self._recv_buffer != -1:
-                self._server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self._recv_buffer)
-            self._server.bind((host, endpoint.port))
-            self._server.listen(config.get_int("socket.listen.backlog.size"))
-        except OSError as e:
-            self._server.close()
-            raise OSError(e.errno, f"Socket server failed to bind to {host}:{endpoint.port}: {e.strerror}") from e
-        self._server.setblocking(False)
-        self.bound_port: int = self._server.getsockname()[1]
-        self._wakeup_r, self._wakeup_w = socket.socketpair()
-        self._running = True
-        self._thread = threading.Thread(
-            target=self.run,
-            name=f"data-plane-kafka-socket-acceptor-{endpoint.listener_name}-{endpoint.security_protocol}-{self.bound_port}",
-            daemon=True,
-        )
-
-    @property
-    def thread(self) -> threading.Thread:
-        return self._thread
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def initiate_shutdown(self) -> None:
-        self._running = False
-        try:
-            self._wakeup_w.send(b"\x00")
-        except OSError:
-            pass
-
-    def join(self, timeout: float | None = None) -> None:
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-        elif not self._thread.ident:
-            self._close()
-
-    def run(self) -> None:
-        selector = selectors.DefaultSelector()
-        try:
-            selector.register(self._server, selectors.EVENT_READ)
-            selector.register(self._wakeup_r, selectors.EVENT_READ)
-            while self._running:
-                for key, _ in selector.select(_POLL_TIMEOUT_S):
-                    if key.fileobj is self._server and self._running:
-                        self._accept_all()
-        except Exception:
-            log.exception("Acceptor for %s failed", self.endpoint.connection_string())
-        finally:
-            selector.close()
-            self._close()
-
-    def _accept_all(self) -> None:
-        for _ in range(256):
-            try:
-                sock, address = self._server.accept()
-            except BlockingIOError:
-                return
-            except OSError as e:  # e.g. EMFILE: keep the acceptor alive, retry on the next poll
-                log.error("Error accepting connection on %s: %s", self.endpoint.connection_string(), e)
-                return
-            try:
-                sock.setblocking(False)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-                if self._send_buffer != -1:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self._send_buffer)
-                if self._recv_buffer != -1:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self._recv_buffer)
-            except OSError as e:
-                log.debug("Dropping connection from %s: %s", address, e)
-                sock.close()
-                continue
-            processor = self._processors[self._next % len(self._processors)]
-            self._next += 1
-            processor.accept(sock, address)
-
-    def _close(self) -> None:
-        for s in (self._server, self._wakeup_r, self._wakeup_w):
-            try:
-                s.close()
-            except OSError:
-                pass
 
 
 class SocketServer:
