@@ -137,6 +137,8 @@ def execute(args: argparse.Namespace, out: Any) -> int:
             out.emit({"type": "payloads", "path": path, "count": len(payloads)})
         else:
             out.line(f"Number of messages read: {len(payloads)}")
+        if not payloads:  # Kafka fails on its first random pick ("bound must be positive")
+            raise ToolError(f"No payloads in {path}: every token between delimiters was empty")
     opts = ppt.ProducerPerfOptions(args.topic, args.num_records, args.record_size, payloads, args.payload_monotonic,
                                    args.throughput, max(args.warmup_records, 0), args.reporting_interval)
 

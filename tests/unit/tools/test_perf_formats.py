@@ -481,6 +481,16 @@ def test_runtime_refusals(capsys, argv, message):
     assert capsys.readouterr().err == message + "\n"
 
 
+def test_payload_file_without_payloads_is_refused(capsys, tmp_path):
+    only_delimiters = tmp_path / "blank.txt"
+    only_delimiters.write_text("\n")
+    assert main(["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--payload-file",
+                 str(only_delimiters), "--bootstrap-server", "127.0.0.1:1"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == f"Reading payloads from: {only_delimiters}\nNumber of messages read: 0\n"
+    assert captured.err == f"Error: No payloads in {only_delimiters}: every token between delimiters was empty\n"
+
+
 def test_missing_payload_file_is_one_line(capsys, tmp_path):
     missing = tmp_path / "none.txt"
     assert main(["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--payload-file",
