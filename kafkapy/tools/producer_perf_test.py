@@ -35,13 +35,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import partial
 from typing import Any
 
 from kafkapy.tools import ToolFailure
 
 MB = 1024.0 * 1024.0
+_WIDE = Context(prec=400)  # room for any double printed in fixed notation
 MAX_SAMPLED_LATENCIES = 500_000
 DEFAULT_REPORTING_INTERVAL_MS = 5000
 
@@ -57,7 +58,8 @@ def java_fixed(value: float, digits: int = 6) -> str:
     if math.isinf(value):
         return "Infinity" if value > 0 else "-Infinity"
     quantum = Decimal(1).scaleb(-digits)
-    return format(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP), "f")
+    exact = Decimal(repr(float(value)))  # Double.toString's digits, e.g. 1.005 (not 1.00499999...)
+    return format(exact.quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE), "f")
 
 
 def java_div(a: float, b: float) -> float:
