@@ -10,8 +10,10 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# compileall: an editable install ships no bytecode, and without it every start recompiles the package.
 .stamp-install: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e .
+	$(BIN)/python -m compileall -q kafkapy
 	touch $@
 
 .stamp-test-deps: $(BIN)/python pyproject.toml

@@ -20,7 +20,7 @@ from kafkapy.common.errors import KafkaError, UnknownServerError
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.header import RequestHeaderError, decode_request_header
 from kafkapy.protocol.message import Message, ProtocolDecodeError
-from kafkapy.protocol.messages import REQUEST_CLASSES, RESPONSE_CLASSES
+from kafkapy.protocol.messages import request_class, response_class
 from kafkapy.server.apis import registry
 from kafkapy.server.apis.registry import DEFERRED, NO_RESPONSE
 from kafkapy.server.network.request_channel import Request, RequestChannel
@@ -35,6 +35,8 @@ class KafkaApis:
         self.channel = request_channel
         self.services = services
         self.handlers = registry.load_handlers()
+        # Only the message modules of the APIs we serve are imported (start-up time).
+        self.request_classes = {key: request_class(key) for key in self.handlers}
 
     def handle(self, request: Request) -> None:
         try:
@@ -53,10 +55,10 @@ class KafkaApis:
             self._unsupported(ctx, spec)
             return
         try:
-            body = REQUEST_CLASSES[header.api_key].decode_from(request.frame, body_offset, header.api_version)[0]
+            body = self.request_classes[header.api_key].decode_from(request.frame, body_offset, header.api_version)[0]
         except ProtocolDecodeError as e:
             log.warning("Closing connection %s: cannot decode %s v%d: %s", request.connection_id,
-                        REQUEST_CLASSES[header.api_key].NAME, header.api_version, e)
+                        self.request_classes[header.api_key].NAME, header.api_version, e)
             self.channel.close_connection(request)
             return
         try:
@@ -64,7 +66,7 @@ class KafkaApis:
         except KafkaError as e:
             result = self._error_response(spec, body, header.api_version, e.code)
         except Exception:
-            log.exception("Error handling %s v%d from %s", REQUEST_CLASSES[header.api_key].NAME,
+            log.exception("Error handling %s v%d from %s", self.request_classes[header.api_key].NAME,
                           header.api_version, ctx.client_id)
             result = self._error_response(spec, body, header.api_version, UnknownServerError.code)
         if result is DEFERRED:
@@ -85,14 +87,14 @@ class KafkaApis:
             ctx.respond(body)
             return
         log.warning("Closing connection %s: %s v%d is not supported", ctx.request.connection_id,
-                    REQUEST_CLASSES[header.api_key].NAME, header.api_version)
+                    request_class(header.api_key).NAME, header.api_version)
         ctx.close()
 
     @staticmethod
     def _error_response(spec: registry.ApiSpec, body: Message, version: int, code: int) -> Message:
         if spec.error_response is not None:
             return spec.error_response(body, version, code)
-        resp = RESPONSE_CLASSES[spec.api_key]()
+        resp = response_class(spec.api_key)()
         fill_error_code(resp, code)
         return resp
 
