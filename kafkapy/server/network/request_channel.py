@@ -2,8 +2,10 @@
 
 Processors put parsed Requests into one bounded queue (`queued.max.requests`; a full queue blocks
 the processor, which is Kafka's back-pressure); handler threads take them with
-`receive_request(timeout)`. A handler answers with `send_response(request, chunks)`, which routes the
-response to the queue of the Processor that owns the connection and wakes that Processor's selector.
+`receive_request(timeout)` (parked LIFO, one wake per request). A handler answers with
+`send_response(request, chunks)`, which routes the response to the Processor that owns the
+connection: written there and then on the calling thread when the socket takes it, else queued for
+the Processor thread (see socket_server.py).
 
 A Request's `frame` is one whole request without its int32 size prefix: request header then body,
 big-endian (api_key int16, api_version int16, correlation_id int32, client_id, ...). Response chunks
