@@ -6,8 +6,7 @@ Records are written as raw bytes in DefaultMessageFormatter's layout (see
 kafkapy.tools.console_consumer); at exit `Processed a total of N messages` goes to stderr, also after
 Ctrl-C (exit 130) and when stdout closes (`Unable to write to standard out, closing consumer.`).
 Without --group, kafkapy assigns the topic's partitions itself (no group traffic); --group, a group.id
-property and --include subscribe through the client's group membership (one clear error line if the
-client has none).
+property and --include subscribe through the client's group membership.
 --output json: one object per record ({"topic", "partition", "offset", "timestamp", "timestampType",
 "key", "value", "headers"}; bytes as UTF-8 text).
 Thread-safety: one run per call, main thread.
@@ -201,8 +200,6 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     except BrokenPipeError:
         out.err.write("Unable to write to standard out, closing consumer.\n")
         raise
-    except cc.GroupsUnsupported as e:
-        raise ToolError(str(e)) from e
     finally:
         consumer.close()
         try:

@@ -11,8 +11,8 @@ bytes (to null.literal for null, as Kafka does) and printed with Java's toString
 Consuming: without a group Kafka subscribes with a throw-away group and auto.offset.reset (latest,
 earliest with --from-beginning); kafkapy assigns every partition of the topic instead, which reads the
 same records (and picks up partitions added later). --partition with --offset earliest|latest|N
-assigns one partition and seeks. A group (--group or group.id) and --include need group membership:
-they are used when the client supports subscribe(), else `GroupsUnsupported` is raised.
+assigns one partition and seeks. A group (--group or group.id) and --include subscribe through the
+client's group membership (partitions assigned by the group, offsets committed to it).
 `consume(...)` stops after max_messages, or when nothing arrives for timeout_ms, or on `stop`.
 
 Thread-safety: one run per call; `stop` may be set from another thread.
@@ -43,10 +43,6 @@ LOGGING_FORMATTERS = frozenset({"kafka.tools.LoggingMessageFormatter",
 
 class FormatterError(ToolFailure):
     """A bad formatter or deserializer setting (Kafka prints usage with the message)."""
-
-
-class GroupsUnsupported(ToolFailure):
-    """--group / --include need consumer group membership, which the client does not offer yet."""
 
 
 # --- deserializers (Java's serialization classes, printed with toString) ---------------------------
@@ -245,18 +241,6 @@ class ConsumeOptions:
     refresh_partitions_ms: int = 5000
 
 
-def _supports_subscribe(consumer: Any, topics: list[str] | None, pattern: Any) -> None:
-    try:
-        if pattern is not None:
-            consumer.subscribe(pattern=pattern)
-        else:
-            consumer.subscribe(topics or [])
-    except NotImplementedError as e:
-        raise GroupsUnsupported(
-            "consumer groups (--group, group.id, --include) are not supported by kafkapy's client yet; "
-            "consume with --topic [--partition N --offset earliest|latest|N] instead") from e
-
-
 class PartitionTracker:
     """Assigns every partition of a topic (what a throw-away group's subscription would get)."""
 
@@ -288,7 +272,7 @@ def setup(consumer: Any, opts: ConsumeOptions, deadline: Callable[[], float]) ->
     if opts.include is not None:
         import re
 
-        _supports_subscribe(consumer, None, re.compile(opts.include))
+        consumer.subscribe(pattern=re.compile(opts.include))
         return None
     if opts.partition is not None:
         tp = TopicPartition(opts.topic, opts.partition)
@@ -302,7 +286,7 @@ def setup(consumer: Any, opts: ConsumeOptions, deadline: Callable[[], float]) ->
             consumer.seek(tp, offset)
         return None
     if opts.use_group:
-        _supports_subscribe(consumer, [opts.topic], None)
+        consumer.subscribe([opts.topic])
         return None
     tracker = PartitionTracker(consumer, opts.topic)
     backoff = 0.1
