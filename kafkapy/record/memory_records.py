@@ -321,19 +321,28 @@ def validate_produce_records(
     end = len(mv)
     pos = 0
     headers: list[BatchHeader] = []
-    what = "Produce requests" if produce_version is None else f"Produce requests with version {produce_version}"
     if end == 0 and require_single_batch:
-        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+        raise InvalidRecordError(f"{_what(produce_version)} must have at least one record batch per partition")
     while pos < end:
-        batch_end = _complete_batch_end(mv, pos, end)
+        # Inline _complete_batch_end: this loop runs once per produced batch.
+        if end - pos < LOG_OVERHEAD:
+            batch_end = -1
+        else:
+            (size,) = _SIZE.unpack_from(mv, pos + 8)
+            if size < LEGACY_RECORD_OVERHEAD_V0:
+                raise CorruptRecordError(
+                    f"Record size {size} is less than the minimum record overhead ({LEGACY_RECORD_OVERHEAD_V0})"
+                )
+            batch_end = pos + LOG_OVERHEAD + size
+            if batch_end > end:
+                batch_end = -1
         if batch_end < 0:
             if not headers and require_single_batch:
-                raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+                raise InvalidRecordError(f"{_what(produce_version)} must have at least one record batch per partition")
             _raise_incomplete(mv, pos, end)
-        magic = mv[pos + MAGIC_OFFSET]
-        if magic != 2:
-            raise InvalidRecordError(f"{what} are only allowed to contain record batches with magic version 2")
-        size = batch_end - pos - LOG_OVERHEAD
+        if mv[pos + MAGIC_OFFSET] != 2:
+            raise InvalidRecordError(
+                f"{_what(produce_version)} are only allowed to contain record batches with magic version 2")
         if size < _MIN_BATCH_LENGTH:
             raise CorruptRecordError(
                 f"Record batch is corrupt (batchLength {size} is smaller than the minimum {_MIN_BATCH_LENGTH})"
@@ -341,9 +350,10 @@ def validate_produce_records(
         h = read_batch_header(mv, pos)
         codec = h.attributes & COMPRESSION_CODEC_MASK
         if codec == CompressionType.ZSTD and produce_version is not None and produce_version < 7:
-            raise UnsupportedCompressionTypeError(f"{what} are not allowed to use ZStandard compression")
+            raise UnsupportedCompressionTypeError(f"{_what(produce_version)} are not allowed to use ZStandard compression")
         if require_single_batch and batch_end < end and _complete_batch_end(mv, batch_end, end) >= 0:
-            raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
+            raise InvalidRecordError(
+                f"{_what(produce_version)} are only allowed to contain exactly one record batch per partition")
         computed = crc32c(mv[pos + ATTRIBUTES_OFFSET:batch_end])
         if computed != h.crc:
             raise CorruptRecordError(f"Record is corrupt (stored crc = {h.crc}, computed crc = {computed})")
@@ -358,6 +368,10 @@ def validate_produce_records(
         headers.append(h)
         pos = batch_end
     return headers
+
+
+def _what(produce_version: int | None) -> str:
+    return "Produce requests" if produce_version is None else f"Produce requests with version {produce_version}"
 
 
 def _complete_batch_end(mv: memoryview, pos: int, end: int) -> int:

@@ -96,9 +96,15 @@ class FileRecords:
     # --- writes (single writer) -----------------------------------------------------------------------
 
     def append(self, data: bytes | bytearray | memoryview) -> int:
-        view = memoryview(data)
         fd = self.fileno()
         pos = self.size
+        written = os.pwrite(fd, data, pos)
+        total = len(data) if type(data) is not memoryview else data.nbytes
+        if written == total:  # the usual case: one syscall, no view
+            self.size = pos + written
+            return written
+        view = memoryview(data).cast("B")[written:]
+        pos += written
         while view:
             written = os.pwrite(fd, view, pos)
             pos += written

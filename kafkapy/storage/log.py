@@ -21,17 +21,16 @@ import os
 import struct
 import threading
 import uuid
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.batch_header import (
     ATTRIBUTES_OFFSET,
+    CONTROL_FLAG_MASK,
     CRC_OFFSET,
     MAX_TIMESTAMP_OFFSET,
     TIMESTAMP_TYPE_MASK,
-    write_base_offset,
-    write_partition_leader_epoch,
 )
 from kafkapy.record.crc import crc32c
 from kafkapy.record.memory_records import validate_produce_records
@@ -56,7 +55,6 @@ from kafkapy.storage.log_segment import (
     DELETED_FILE_SUFFIX,
     FetchDataInfo,
     LogSegment,
-    RollParams,
     TimestampAndOffset,
 )
 from kafkapy.storage.time_index import NO_TIMESTAMP
@@ -74,10 +72,13 @@ _INT64 = struct.Struct(">q")
 _UINT32 = struct.Struct(">I")
 _OFFSET_SIZE = struct.Struct(">qi")
 _INT32 = struct.Struct(">i")
+_OFFSET_EPOCH_PAIR = struct.Struct(">qii")  # baseOffset, batchLength (rewritten as is), partitionLeaderEpoch
+_NO_LIMIT = 2**62
 
 
-@dataclass(frozen=True, slots=True)
-class LogAppendInfo:
+class LogAppendInfo(NamedTuple):
+    """What an append did (a NamedTuple: built once per produce request, so it must be cheap)."""
+
     first_offset: int
     last_offset: int
     max_timestamp: int
@@ -87,6 +88,26 @@ class LogAppendInfo:
     num_batches: int
     valid_bytes: int
     num_records: int = 0
+
+
+class _HotConfig:
+    """The LogConfig values every append reads, resolved once per config object (update_config swaps it)."""
+
+    __slots__ = ("config", "max_message_size", "segment_size", "producer_compression", "log_append_time",
+                 "check_timestamps", "max_segment_ms", "flush_interval")
+
+    def __init__(self, config: LogConfig | None) -> None:
+        self.config = config
+        if config is None:
+            return
+        self.max_message_size = config.max_message_size
+        self.segment_size = config.segment_size
+        self.producer_compression = config.compression_type == "producer"
+        self.log_append_time = config.message_timestamp_type == 1
+        self.check_timestamps = not (config.message_timestamp_before_max_ms >= _NO_LIMIT
+                                     and config.message_timestamp_after_max_ms >= _NO_LIMIT)
+        self.max_segment_ms = config.max_segment_ms()
+        self.flush_interval = config.flush_interval
 
 
 def _empty_append_info(log_start_offset: int) -> LogAppendInfo:
@@ -114,6 +135,7 @@ class Log(LogRetention):
         self.leader_epoch_cache = leader_epoch_cache
         self.topic_id = topic_id
         self._closed = False
+        self._hot = _HotConfig(None)
 
     @classmethod
     def open(cls, dir_: str, config: LogConfig, time: Time = SYSTEM, log_start_offset: int = 0,
@@ -217,40 +239,47 @@ class Log(LogRetention):
         """
         headers = validate_produce_records(records, from_client=origin == "client")
         config = self.config
+        hot = self._hot
+        if hot.config is not config:
+            hot = self._hot = _HotConfig(config)
+        max_message_size = hot.max_message_size
+        total = 0
         for h in headers:
-            if h.size_in_bytes > config.max_message_size:
+            size = h.batch_length + LOG_OVERHEAD
+            if size > max_message_size:
                 raise MessageTooLargeError(
-                    f"The record batch size in the append to {self.topic_partition} is {h.size_in_bytes} bytes "
-                    f"which exceeds the maximum configured value of {config.max_message_size}."
+                    f"The record batch size in the append to {self.topic_partition} is {size} bytes "
+                    f"which exceeds the maximum configured value of {max_message_size}."
                 )
+            total += size
         if not headers:
             return _empty_append_info(self._log_start_offset)
-        total = sum(h.size_in_bytes for h in headers)
-        if total > config.segment_size:
+        if total > hot.segment_size:
             raise RecordListTooLargeError(
                 f"The total record batch size in the append to {self.topic_partition} is {total} bytes which "
-                f"exceeds the maximum configured segment size of {config.segment_size}."
+                f"exceeds the maximum configured segment size of {hot.segment_size}."
             )
-        if config.compression_type not in ("producer",):
+        if not hot.producer_compression:
             records, headers = self._maybe_recompress(records, headers, config)
-        buf = bytearray(records)
+        buf = bytearray(records)  # the one copy: offsets and epochs are written into it
+        log_append_time = hot.log_append_time
+        check_timestamps = hot.check_timestamps
         with self.lock:
             now = self.time.milliseconds() if now_ms is None else now_ms
-            log_append_time = config.message_timestamp_type == 1
             first_offset = offset = self._next_offset
             max_ts, offset_of_max, num_records, pos = NO_TIMESTAMP, -1, 0, 0
             for h in headers:
-                write_base_offset(buf, pos, offset)
-                write_partition_leader_epoch(buf, pos, leader_epoch)
+                _OFFSET_EPOCH_PAIR.pack_into(buf, pos, offset, h.batch_length, leader_epoch)
                 last = offset + h.last_offset_delta
-                end = pos + h.size_in_bytes
+                end = pos + h.batch_length + LOG_OVERHEAD
                 if log_append_time:
                     _ATTR.pack_into(buf, pos + ATTRIBUTES_OFFSET, h.attributes | TIMESTAMP_TYPE_MASK)
                     _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, now)
                     _UINT32.pack_into(buf, pos + CRC_OFFSET, crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:end]))
                     batch_max_ts = now
                 else:
-                    self._validate_timestamps(h.base_timestamp, h.max_timestamp, now, h.is_control_batch)
+                    if check_timestamps and not h.attributes & CONTROL_FLAG_MASK:
+                        self._validate_timestamps(h.base_timestamp, h.max_timestamp, now, False)
                     batch_max_ts = h.max_timestamp
                 if batch_max_ts > max_ts:
                     max_ts, offset_of_max = batch_max_ts, last
@@ -258,14 +287,18 @@ class Log(LogRetention):
                 offset = last + 1
                 pos = end
             last_offset = offset - 1
-            segment = self._maybe_roll(len(buf), max_ts, first_offset, last_offset, now)
+            size = len(buf)
+            segment = self._segments[-1]
+            if segment.should_roll_at(hot.max_segment_ms, hot.segment_size, max_ts, last_offset, size, now):
+                segment = self.roll(first_offset)
             segment.append(last_offset, max_ts, offset_of_max, buf)
             if leader_epoch >= 0:
                 self.leader_epoch_cache.assign(leader_epoch, first_offset)
             self._next_offset = offset
-            self._maybe_flush_on_append()
+            if offset - self._recovery_point >= hot.flush_interval:
+                self.flush()
             return LogAppendInfo(first_offset, last_offset, max_ts, offset_of_max, now if log_append_time else -1,
-                                 self._log_start_offset, len(headers), len(buf), num_records)
+                                 self._log_start_offset, len(headers), size, num_records)
 
     def _validate_timestamps(self, base_ts: int, max_ts: int, now: int, is_control: bool) -> None:
         # Kafka checks every record; per batch we check the first and the largest timestamps.
@@ -324,10 +357,9 @@ class Log(LogRetention):
     # --- rolling ------------------------------------------------------------------------------------
 
     def _maybe_roll(self, messages_size: int, max_ts: int, first_offset: int, last_offset: int, now: int) -> LogSegment:
-        segment = self.active_segment
-        params = RollParams(self.config.max_segment_ms(), self.config.segment_size, max_ts, last_offset,
-                            messages_size, now)
-        if segment.should_roll(params):
+        segment = self._segments[-1]
+        config = self.config
+        if segment.should_roll_at(config.max_segment_ms(), config.segment_size, max_ts, last_offset, messages_size, now):
             return self.roll(first_offset)
         return segment
 

@@ -35,6 +35,8 @@ from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.offset_index import OffsetIndex
 from kafkapy.storage.time_index import NO_TIMESTAMP, TimeIndex, TimestampOffset
 
+_INT32_MAX = 2**31 - 1
+
 if TYPE_CHECKING:
     from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
 
@@ -252,18 +254,22 @@ class LogSegment:
         size = len(records)
         if size == 0:
             return
-        physical_position = self.log.size
+        log = self.log
+        physical_position = log.size
         if physical_position == 0:
             self._rolling_based_timestamp = largest_timestamp
-        if not self.can_convert_to_relative_offset(largest_offset):
+        # Same bound as OffsetIndex.can_append_offset (the index shares this base offset).
+        if not 0 <= largest_offset - self.base_offset <= _INT32_MAX:
             raise LogSegmentOffsetOverflowError(
-                f"Detected offset overflow at offset {largest_offset} in segment {self.log.path}")
-        self.log.append(records)
-        if largest_timestamp > self.max_timestamp_so_far:
-            self._max_ts_and_offset = TimestampOffset(largest_timestamp, shallow_offset_of_max_timestamp)
+                f"Detected offset overflow at offset {largest_offset} in segment {log.path}")
+        log.append(records)
+        mts = self._max_ts_and_offset
+        if mts is None:
+            mts = self.read_max_timestamp_and_offset_so_far()
+        if largest_timestamp > mts.timestamp:
+            mts = self._max_ts_and_offset = TimestampOffset(largest_timestamp, shallow_offset_of_max_timestamp)
         if self._bytes_since_last_index_entry > self.index_interval_bytes:
             self.offset_index.append(largest_offset, physical_position)
-            mts = self.read_max_timestamp_and_offset_so_far()
             self.time_index.maybe_append(mts.timestamp, mts.offset)
             self._bytes_since_last_index_entry = 0
         self._bytes_since_last_index_entry += size
@@ -371,15 +377,21 @@ class LogSegment:
         return ts if ts is not None and ts >= 0 else 2**63 - 1
 
     def should_roll(self, p: RollParams) -> bool:
-        reached_roll_ms = self.time_waited_for_roll(p.now, p.max_timestamp_in_messages) > p.max_segment_ms - self.roll_jitter_ms
-        size = self.size
-        return (
-            size > p.max_segment_bytes - p.messages_size
-            or (size > 0 and reached_roll_ms)
-            or self.offset_index.is_full()
-            or self.time_index.is_full()
-            or not self.can_convert_to_relative_offset(p.max_offset_in_messages)
-        )
+        return self.should_roll_at(p.max_segment_ms, p.max_segment_bytes, p.max_timestamp_in_messages,
+                                   p.max_offset_in_messages, p.messages_size, p.now)
+
+    def should_roll_at(self, max_segment_ms: int, max_segment_bytes: int, max_timestamp_in_messages: int,
+                       max_offset_in_messages: int, messages_size: int, now: int) -> bool:
+        """Kafka's shouldRoll: size, segment.ms (by batch timestamps, minus jitter), full indexes, or an
+        offset the index cannot store relative to this segment's base. Positional: called per append."""
+        size = self.log.size
+        if size > max_segment_bytes - messages_size:
+            return True
+        if size > 0 and self.time_waited_for_roll(now, max_timestamp_in_messages) > max_segment_ms - self.roll_jitter_ms:
+            return True
+        if (self._offset_index or self.offset_index).is_full() or (self._time_index or self.time_index).is_full():
+            return True
+        return not 0 <= max_offset_in_messages - self.base_offset <= _INT32_MAX
 
     def on_become_inactive_segment(self) -> None:
         mts = self.read_max_timestamp_and_offset_so_far()
