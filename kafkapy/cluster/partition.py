@@ -224,16 +224,24 @@ class Partition:
         """Append as leader. acks=-1 needs len(ISR) >= min.insync.replicas (the topic's unless min_isr)."""
         with self.lock:
             leader_log = self.log
-            if not self.is_leader or leader_log is None:
+            if self.leader_replica_id != self.local_broker_id or leader_log is None:
                 raise NotLeaderOrFollowerError(
                     f"Leader not local for partition {self.topic_partition} on broker {self.local_broker_id}")
-            needed = leader_log.config.min_in_sync_replicas if min_isr is None else min_isr
-            if required_acks == -1 and len(self._isr) < needed:
-                raise NotEnoughReplicasError(
-                    f"The size of the current ISR {set(self._isr)} is insufficient to satisfy the min.isr "
-                    f"requirement of {needed} for partition {self.topic_partition}")
-            info = leader_log.append_as_leader(records, self.leader_epoch, self.time.milliseconds(), origin)
-            self.maybe_increment_high_watermark()
+            if required_acks == -1:
+                needed = leader_log.config.min_in_sync_replicas if min_isr is None else min_isr
+                if len(self._isr) < needed:
+                    raise NotEnoughReplicasError(
+                        f"The size of the current ISR {set(self._isr)} is insufficient to satisfy the min.isr "
+                        f"requirement of {needed} for partition {self.topic_partition}")
+            now = self.time.milliseconds()
+            info = leader_log.append_as_leader(records, self.leader_epoch, now, origin)
+            if self._remote:
+                self.maybe_increment_high_watermark(now)
+            else:
+                # No followers: the HW is the log end offset (maybe_increment_high_watermark's answer, cheaply).
+                end = leader_log.log_end_offset
+                if end > leader_log.high_watermark:
+                    leader_log.update_high_watermark(end)
             return info
 
     def check_enough_replicas_reach_offset(self, required_offset: int,

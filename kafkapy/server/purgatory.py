@@ -141,6 +141,11 @@ class DelayedOperationPurgatory(Generic[T]):
 
     def check_and_complete(self, key: Hashable) -> int:
         """Retry the operations watching `key`; returns how many completed in this call."""
+        # Lock-free peek (most appends have nobody waiting): an operation watched after this read runs its
+        # own second try_complete once it is in the list (safe_try_complete_or_else), so it cannot miss the
+        # state change that preceded this call.
+        if key not in self._watchers:
+            return 0
         with self._lock:
             ops = self._watchers.get(key)
             if not ops:

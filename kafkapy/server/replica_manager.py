@@ -356,11 +356,12 @@ class ReplicaManager:
         acks=-1 is satisfied or times out)."""
         results: dict[TopicPartition, PartitionResponse] = {}
         appended: dict[TopicPartition, int] = {}
+        partitions = self._partitions
         for tp, records in entries.items():
             try:
                 if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
                     raise InvalidTopicExceptionError(f"Cannot append to internal topic {tp.topic}")
-                partition = self.get_partition_or_error(tp)
+                partition = partitions.get(tp) or self.get_partition_or_error(tp)
                 if produce_version is not None:
                     if produce_version < 3:
                         records = up_convert_legacy_records(records)
@@ -378,16 +379,39 @@ class ReplicaManager:
             except Exception as e:
                 log.error("Error processing append operation on partition %s", tp, exc_info=e)
                 results[tp] = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
+        fetch_purgatory, produce_purgatory = self.fetch_purgatory, self.produce_purgatory
         for tp in appended:
             # The HW may have moved (one replica: at once): waiting fetches and acks=-1 produces can go.
-            self.fetch_purgatory.check_and_complete(tp)
-            self.produce_purgatory.check_and_complete(tp)
-        if required_acks == -1 and appended:
+            fetch_purgatory.check_and_complete(tp)
+            produce_purgatory.check_and_complete(tp)
+        if required_acks == -1 and appended and not self._acks_reached_now(appended, results):
             statuses = {tp: ProducePartitionStatus(appended.get(tp, -1), r) for tp, r in results.items()}
             op = DelayedProduce(timeout_ms, statuses, self, callback)
-            self.produce_purgatory.try_complete_else_watch(op, list(results))
+            produce_purgatory.try_complete_else_watch(op, list(results))
         else:
             callback(results)
+
+    def _acks_reached_now(self, appended: dict[TopicPartition, int],
+                          results: dict[TopicPartition, PartitionResponse]) -> bool:
+        """acks=-1 fast path: when every appended partition's HW already covers its append (one replica, or
+        followers already there), set the answers DelayedProduce would give and skip the purgatory. False
+        (nothing changed) when any partition must wait: the caller then parks a DelayedProduce."""
+        codes: list[tuple[PartitionResponse, int]] = []
+        partitions = self._partitions
+        for tp, required_offset in appended.items():
+            partition = partitions.get(tp)
+            if partition is None:
+                return False
+            done, error = partition.check_enough_replicas_reach_offset(required_offset)
+            if error is not None:
+                codes.append((results[tp], error.code))
+            elif done:
+                codes.append((results[tp], ErrorCode.NONE))
+            else:
+                return False
+        for response, code in codes:
+            response.error = code
+        return True
 
     # -- fetch ------------------------------------------------------------------------------------------
 
