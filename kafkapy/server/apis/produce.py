@@ -27,25 +27,34 @@ log = logging.getLogger("kafka.server.KafkaApis")
 Resp = ProduceResponse
 
 
+# A default current_leader shared by every answer (read only): PartitionProduceResponse() would otherwise build a
+# fresh LeaderIdAndEpoch per partition, and the encoder only checks that it holds the defaults.
+_NO_CURRENT_LEADER = Resp.LeaderIdAndEpoch()
+_PartitionResp = Resp.PartitionProduceResponse
+_TopicResp = Resp.TopicProduceResponse
+_UNKNOWN = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
+
+
 def build_produce_response(request: ProduceRequest, results: dict[TopicPartition, PartitionResponse]) -> ProduceResponse:
     topics = []
     seen: set[TopicPartition] = set()
     for t in request.topic_data:
+        name = t.name
         parts = []
         for p in t.partition_data:
-            tp = TopicPartition(t.name, p.index)
+            index = p.index
+            tp = TopicPartition(name, index)
             if tp in seen:
                 continue
             seen.add(tp)
-            r = results.get(tp)
-            if r is None:
-                r = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
-            parts.append(Resp.PartitionProduceResponse(
-                index=p.index, error_code=r.error, base_offset=r.base_offset, log_append_time_ms=r.log_append_time,
-                log_start_offset=r.log_start_offset, error_message=r.error_message,
+            r = results.get(tp, _UNKNOWN)
+            errors = r.record_errors
+            parts.append(_PartitionResp(
+                index=index, error_code=r.error, base_offset=r.base_offset, log_append_time_ms=r.log_append_time,
+                log_start_offset=r.log_start_offset, error_message=r.error_message, current_leader=_NO_CURRENT_LEADER,
                 record_errors=[Resp.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=m)
-                               for i, m in r.record_errors]))
-        topics.append(Resp.TopicProduceResponse(name=t.name, partition_responses=parts))
+                               for i, m in errors] if errors else []))
+        topics.append(_TopicResp(name=name, partition_responses=parts))
     return ProduceResponse(responses=topics, throttle_time_ms=0)
 
 
