@@ -59,7 +59,14 @@ class AbstractIndex:
         if length == 0:
             return None  # mmap cannot map an empty file; an empty index simply has no mapping
         access = mmap.ACCESS_WRITE if self._writable else mmap.ACCESS_READ
-        return mmap.mmap(fd, length, access=access)
+        mm = mmap.mmap(fd, length, access=access)
+        # Appends touch one page per 512 entries and lookups binary-search: both are random access. Without
+        # this hint the first fault reads around it by the device's read-ahead (8 MiB here: ~2 ms of a produce
+        # request's time per fresh index, for pages of zeros).
+        madvise = getattr(mm, "madvise", None)
+        if madvise is not None and hasattr(mmap, "MADV_RANDOM"):
+            madvise(mmap.MADV_RANDOM)
+        return mm
 
     # --- facts --------------------------------------------------------------------------------------
 
