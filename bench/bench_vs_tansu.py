@@ -7,7 +7,7 @@ Measures with confluent-kafka (librdkafka) against each broker in turn:
   - broker start-up time (spawn -> first Metadata answered) and RSS after the run.
 Prints a table and kafkapy/Tansu ratios. Not a test: figures only. Every loop is bounded.
 
-Usage: .venv/bin/python bench/bench_vs_tansu.py [--messages 200000] [--only kafkapy|tansu]
+Usage: .venv/bin/python bench/bench_vs_tansu.py [--messages 200000] [--rounds 3] [--only kafkapy|tansu]
 """
 
 from __future__ import annotations
@@ -207,26 +207,32 @@ def run_broker(name: str, broker: Broker, n: int) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=200_000)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds, brokers interleaved within each; the table shows the median per metric")
     ap.add_argument("--only", choices=["kafkapy", "tansu"])
     args = ap.parse_args()
-    results: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.only in (None, "kafkapy"):
-            # Start from bytecode, as an installed package does (this also covers PYTHONDONTWRITEBYTECODE).
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "kafkapy")], check=True)
-            port = free_port()
-            kafkapy = shutil.which("kafkapy", path=str(REPO / ".venv" / "bin")) or "kafkapy"
-            argv = [kafkapy, "server-start", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
-                    "--override", f"log.dirs={tmp}/kafkapy-data"]
-            results["kafkapy"] = run_broker("kafkapy", Broker("kafkapy", argv, port, tmp), args.messages)
-        tansu = tansu_binary()
-        if args.only in (None, "tansu") and tansu:
-            port = free_port()
-            argv = [tansu, "broker", "--listener-url", f"tcp://127.0.0.1:{port}",
-                    "--advertised-listener-url", f"tcp://127.0.0.1:{port}",
-                    "--storage-engine", "memory://tansu/"]
-            results["tansu"] = run_broker("tansu", Broker("tansu", argv, port, tmp), args.messages)
+    # Start from bytecode, as an installed package does (this also covers PYTHONDONTWRITEBYTECODE).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "kafkapy")], check=True)
+    kafkapy = shutil.which("kafkapy", path=str(REPO / ".venv" / "bin")) or "kafkapy"
+    tansu = tansu_binary()
+    runs: dict[str, list[dict[str, float]]] = {}
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            if args.only in (None, "kafkapy"):
+                port = free_port()
+                argv = [kafkapy, "server-start", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
+                        "--override", f"log.dirs={tmp}/kafkapy-data"]
+                runs.setdefault("kafkapy", []).append(
+                    run_broker("kafkapy", Broker("kafkapy", argv, port, tmp), args.messages))
+            if args.only in (None, "tansu") and tansu:
+                port = free_port()
+                argv = [tansu, "broker", "--listener-url", f"tcp://127.0.0.1:{port}",
+                        "--advertised-listener-url", f"tcp://127.0.0.1:{port}",
+                        "--storage-engine", "memory://tansu/"]
+                runs.setdefault("tansu", []).append(run_broker("tansu", Broker("tansu", argv, port, tmp), args.messages))
+    results = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
     keys = sorted({k for r in results.values() for k in r})
+    print(f"median of {args.rounds} interleaved rounds, {args.messages} x 100 B and {args.messages // 4} x 1000 B")
     print(f"{'metric':<22}" + "".join(f"{name:>14}" for name in results) + "   kafkapy/tansu")
     for k in keys:
         row = f"{k:<22}" + "".join(f"{results[name].get(k, float('nan')):>14.2f}" for name in results)
