@@ -30,6 +30,7 @@ from kafkapy.common.errors import (
     InvalidTopicExceptionError,
     KafkaError,
     NotControllerError,
+    PolicyViolationError,
     TopicAlreadyExistsError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
@@ -91,6 +92,10 @@ def _default_topic_config_validator(configs: Mapping[str, str]) -> None:
 def _as_bool(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() == "true"
 
+
+# Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: partitions one CreateTopics or CreatePartitions
+# request may add.
+MAX_PARTITIONS_PER_BATCH = 10_000
 
 class Controller(LeadershipHandlers):
     def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
@@ -393,6 +398,11 @@ class Controller(LeadershipHandlers):
     def _on_topic_creation(self, event: TopicCreation) -> dict[str, CreateTopicResult]:
         batch = BrokerRequestBatch(self.ctx)
         results: dict[str, CreateTopicResult] = {}
+        if self._requested_partitions(event.topics) > MAX_PARTITIONS_PER_BATCH:
+            # Kafka's ReplicationControlManager cap: one request must not make the controller assign (and
+            # the broker allocate) an unbounded number of partitions; the whole request is refused.
+            err = PolicyViolationError("Excessively large number of partitions per request.")
+            return {t.name: CreateTopicResult(t.name, err) for t in event.topics}
         for topic in event.topics:
             try:
                 results[topic.name] = self._create_topic(topic, event.validate_only, batch)
@@ -400,6 +410,18 @@ class Controller(LeadershipHandlers):
                 results[topic.name] = CreateTopicResult(topic.name, e)
         self._send(batch)
         return results
+
+    def _requested_partitions(self, topics: Iterable[CreatableTopic]) -> int:
+        default = int(self.config.get("num.partitions", 1))
+        total = 0
+        for t in topics:
+            if t.assignment:
+                total += len(t.assignment)
+            elif t.num_partitions == NO_NUM_PARTITIONS:
+                total += default
+            elif t.num_partitions > 0:
+                total += t.num_partitions
+        return total
 
     def _create_topic(self, t: CreatableTopic, validate_only: bool, batch: BrokerRequestBatch) -> CreateTopicResult:
         ctx = self.ctx
@@ -508,6 +530,8 @@ class Controller(LeadershipHandlers):
                 f"Topic currently has {old} partitions, which is higher than the requested {event.new_total}.")
         if increment == 0:
             raise InvalidPartitionsError(f"Topic already has {old} partitions.")
+        if increment > MAX_PARTITIONS_PER_BATCH:
+            raise PolicyViolationError("Excessively large number of partitions per request.")
         proposed = None
         if event.assignment is not None:
             unknown = sorted({b for r in event.assignment for b in r} - set(ctx.live_brokers))
