@@ -161,7 +161,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         raise UsageError(str(e)) from e
     except UsageError:
         raise
-    except ToolError:
+    except (ToolError, BrokenPipeError):  # a closed stdout (`| head`) is run()'s quiet exit, not a failure
         raise
     except Exception as e:  # noqa: BLE001 - Kafka's "Executing consumer group command failed due to ..."
         text = cg.java_error_text(e) if hasattr(e, "code") and hasattr(e, "name") else str(e)
