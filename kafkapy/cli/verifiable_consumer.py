@@ -74,7 +74,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         raise UsageError(f"Invalid value {args.reset_policy} for --reset-policy (must be either 'earliest', 'latest', "
                          "or 'none')")
     from kafkapy.cli.properties import load_properties
-    from kafkapy.cli.verifiable_producer import stop_on_signals
+    from kafkapy.cli.verifiable_producer import EventWriter, stop_on_signals
     from kafkapy.tools import verifiable_consumer as vc
     from kafkapy.tools.verifiable_producer import EventPrinter
 
@@ -97,14 +97,10 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     except ValueError as e:
         raise ToolError(str(e)) from e
 
-    def write(line: str) -> None:
-        out.line(line)
-        out.flush()
-
-    tool = vc.VerifiableConsumer(consumer, args.topic, EventPrinter(write), max_messages=args.max_messages,
-                                 use_auto_commit=args.use_auto_commit, verbose=args.verbose,
-                                 on_failure=out.error_line)
     stop = threading.Event()
+    tool = vc.VerifiableConsumer(consumer, args.topic, EventPrinter(EventWriter(out, stop)),
+                                 max_messages=args.max_messages, use_auto_commit=args.use_auto_commit,
+                                 verbose=args.verbose, on_failure=out.error_line)
     with stop_on_signals(stop):
         tool.run(stop)
     return 1 if tool.failed else 0

@@ -7,7 +7,8 @@ releases), --max-messages (-1 = until stopped), --throughput (-1 = unthrottled),
 Kafka; --producer.config prints Kafka's deprecation line first), --message-create-time, --value-prefix,
 --repeating-keys. The producer runs with retries=0.
 SIGTERM / SIGINT stop sending; the producer is then flushed and closed and shutdown_complete + tool_data
-are printed (Kafka's shutdown hook). A second signal exits at once. Each event line is flushed.
+are printed (Kafka's shutdown hook). A second signal exits at once. Each event line is flushed; a closed
+stdout pipe stops sending as a signal does (exit 0).
 --output json prints the same lines (they are JSON already).
 Exit code: 0 (1 if a send failed). Thread-safety: main thread; events come from the Sender thread too.
 """
@@ -46,6 +47,30 @@ def stop_on_signals(stop: threading.Event) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+class EventWriter:
+    """Writes one flushed event line per call, from any thread. When stdout's reader goes away
+    (`| head`), it sets `stop`, points stdout at /dev/null and drops later events, so the tool winds
+    down and exits 0 as Kafka's tools do on a closed pipe."""
+
+    def __init__(self, out: Any, stop: threading.Event) -> None:
+        self.out = out
+        self.stop = stop
+        self.pipe_closed = False
+
+    def __call__(self, line: str) -> None:
+        if self.pipe_closed:
+            return
+        try:
+            self.out.line(line)
+            self.out.flush()
+        except BrokenPipeError:
+            from kafkapy.cli.command import _silence_stdout
+
+            self.pipe_closed = True
+            self.stop.set()
+            _silence_stdout()
 
 
 def build_parser() -> ToolParser:
@@ -107,15 +132,11 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     except ValueError as e:
         raise ToolError(str(e)) from e
 
-    def write(line: str) -> None:
-        out.line(line)
-        out.flush()
-
-    printer = vp.EventPrinter(write)
+    stop = threading.Event()
+    printer = vp.EventPrinter(EventWriter(out, stop))
     opts = vp.VerifiableProducerOptions(args.topic, args.max_messages, args.throughput, args.value_prefix,
                                         None if args.create_time == -1 else args.create_time, args.repeating_keys)
     tool = vp.VerifiableProducer(producer, opts, printer)
-    stop = threading.Event()
     start_ms = tool.clock()
     closed = False
     try:
