@@ -241,6 +241,10 @@ class ConsumeOptions:
     refresh_partitions_ms: int = 5000
 
 
+_INVALID_TOPIC = 17  # INVALID_TOPIC_EXCEPTION
+_FATAL_TOPIC_ERRORS = (_INVALID_TOPIC, 29)  # + TOPIC_AUTHORIZATION_FAILED
+
+
 class PartitionTracker:
     """Assigns every partition of a topic (what a throw-away group's subscription would get)."""
 
@@ -258,6 +262,13 @@ class PartitionTracker:
             cluster = self.consumer.client.update_metadata([self.topic], max(1, timeout_ms), auto_create)
         except KafkaError:
             return bool(self.assigned)
+        meta = cluster.topics.get(self.topic)
+        if meta is not None and meta.error_code in _FATAL_TOPIC_ERRORS:
+            # no retry makes these topics appear: fail as Kafka's consumer does (Metadata's invalid topics)
+            from kafkapy.client.errors import error_from_code
+
+            label = "Invalid topics" if meta.error_code == _INVALID_TOPIC else "Not authorized to access topics"
+            raise error_from_code(meta.error_code, f"{label}: [{self.topic}]")
         parts = {p.partition for p in cluster.partitions_for_topic(self.topic)}
         if parts and parts != self.assigned:
             self.assigned = parts
