@@ -4,11 +4,13 @@ Owns: finding the group coordinator (FindCoordinator v0-6, batched keys from v4)
 connection to it (like Java's client, which gives the coordinator its own socket as node
 `2^31-1 - id`, so heartbeats never queue behind fetches), the join/sync state machine (JoinGroup
 v0-9 with MEMBER_ID_REQUIRED retry, SyncGroup v0-5), the heartbeat thread (kafkapy.client.heartbeat) and
-LeaveGroup v0-5 and LeaveGroup v0-5. Subclasses supply the
-embedded protocol: `metadata()`, `on_join_prepare()`, `perform_assignment()`, `on_join_complete()`.
+LeaveGroup v0-5. Subclasses supply the embedded protocol: `metadata()`, `on_join_prepare()`, `perform_assignment()`, `on_join_complete()`.
 
 JoinGroup and SyncGroup are sent as futures and awaited only within the caller's deadline, so a
 poll(100) during a long rebalance returns on time and the next poll picks the rebalance up again.
+Closing shares one deadline too (Kafka's close timer): `begin_close()` makes coordinator lookups
+honour the deadline exactly, `maybe_leave_group(reason, deadline)` waits no longer than it, and
+`close_coordinator(deadline)` drops the connection before joining the heartbeat thread.
 
 Thread-safety: the consumer's thread drives joins, commits and fetches; the heartbeat thread only
 heartbeats, looks up a lost coordinator and may leave the group. Shared state (generation, member
@@ -46,6 +48,7 @@ log = logging.getLogger(__name__)
 FIND_COORDINATOR, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP = 10, 11, 13, 14
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
 MIN_LOOKUP_TIMEOUT_MS = 1000
+DEFAULT_CLOSE_TIMEOUT_MS = 30000  # Java's KafkaConsumer DEFAULT_CLOSE_TIMEOUT_MS
 COORDINATOR_ERRORS = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR}
 _FATAL_JOIN_ERRORS = {
     ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ErrorCode.INVALID_SESSION_TIMEOUT, ErrorCode.INVALID_GROUP_ID,
@@ -104,6 +107,7 @@ class AbstractCoordinator:
         self._heartbeat_thread: threading.Thread | None = None
         self._heartbeat_enabled = False
         self._closed = False
+        self._closing = False
 
     # ------------------------------------------------------------------------------------------
     # subclass hooks
@@ -152,7 +156,7 @@ class AbstractCoordinator:
     def ensure_coordinator_ready(self, deadline: float) -> bool:
         """Look the coordinator up and connect to it, retrying until `deadline` (ms)."""
         while self.coordinator_unknown():
-            if self._closed:
+            if self._closed or (self._closing and self.time.milliseconds() >= deadline):
                 return False
             try:
                 with self._lookup_lock:
@@ -172,8 +176,10 @@ class AbstractCoordinator:
         return True
 
     def _lookup_coordinator(self, deadline: float) -> None:
-        # A floor, so poll(0) loops still find the coordinator (the lookup is a blocking round trip here).
-        timeout = min(self.request_timeout_ms, max(MIN_LOOKUP_TIMEOUT_MS, int(deadline - self.time.milliseconds())))
+        # A floor, so poll(0) loops still find the coordinator (the lookup is a blocking round trip here);
+        # none while closing, whose deadline is the caller's promise.
+        floor = 1 if self._closing else MIN_LOOKUP_TIMEOUT_MS
+        timeout = min(self.request_timeout_ms, max(floor, int(deadline - self.time.milliseconds())))
         group_id = self.group_id
 
         def build(version: int) -> Any:
@@ -491,8 +497,16 @@ class AbstractCoordinator:
     def is_dynamic_member(self) -> bool:
         return self.group_instance_id is None
 
-    def maybe_leave_group(self, reason: str) -> None:
-        """LeaveGroup for a dynamic member that joined; static members just reset (Kafka's rule)."""
+    def begin_close(self) -> None:
+        """From now on coordinator lookups end at the caller's deadline (no poll(0) floor)."""
+        self._closing = True
+
+    def maybe_leave_group(self, reason: str, deadline: float | None = None) -> None:
+        """LeaveGroup for a dynamic member that joined; static members just reset (Kafka's rule).
+        Waits for the answer until `deadline` (ms; default one request.timeout.ms from now). The request
+        is sent even when the deadline has passed: it costs nothing and spares the group a session timeout."""
+        if deadline is None:
+            deadline = self.time.milliseconds() + self.request_timeout_ms
         with self._lock:
             generation, coordinator_known = self.generation, self.coordinator is not None
             send = (self.is_dynamic_member() and coordinator_known and self.state is not MemberState.UNJOINED
@@ -510,20 +524,25 @@ class AbstractCoordinator:
                 return LeaveGroupRequest(group_id=group_id, member_id=generation.member_id)
 
             try:
-                self.coordinator_request(build, LEAVE_GROUP, self.request_timeout_ms)
+                self.coordinator_request(build, LEAVE_GROUP, max(1, deadline - self.time.milliseconds()))
             except KafkaError as e:
                 log.debug("LeaveGroup failed: %s", e)
         self.reset_generation("consumer pro-actively leaving the group", need_rejoin=True)
 
-    def close_coordinator(self) -> None:
+    def close_coordinator(self, deadline: float | None = None) -> None:
+        """Stop the heartbeat thread and drop the coordinator connection, waiting for the thread until
+        `deadline` (ms; default 5 s from now). The connection goes first: that fails a heartbeat the
+        thread may be blocked on, so it sees `_closed` at once instead of after request.timeout.ms."""
+        if deadline is None:
+            deadline = self.time.milliseconds() + 5000
         with self._lock:
             self._closed = True
             self._wake.notify_all()
             thread = self._heartbeat_thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(5)
-        with self._lock:
             conn, self._conn = self._conn, None
             self.coordinator = None
         if conn is not None:
             conn.close()
+        if thread is not None and thread is not threading.current_thread():
+            # A little grace past the deadline: the thread wakes within ~100 ms once its request failed.
+            thread.join(max(100, deadline - self.time.milliseconds()) / 1000.0)

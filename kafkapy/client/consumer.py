@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kafkapy.client.abstract_coordinator import DEFAULT_CLOSE_TIMEOUT_MS
 from kafkapy.client.config import ConsumerConfig
 from kafkapy.client.errors import KafkaTimeoutError
 from kafkapy.client.fetcher import ConsumerRecord, Fetcher, OffsetAndTimestamp
@@ -298,6 +299,12 @@ class KafkaConsumer:
         self._wakeup.set()
 
     def close(self, timeout_ms: float | None = None) -> None:
+        """Commit (auto commit), leave the group and close the connections within timeout_ms
+        (default 30 s, Java's DEFAULT_CLOSE_TIMEOUT_MS): one deadline for the whole close."""
+        if timeout_ms is None:
+            timeout_ms = DEFAULT_CLOSE_TIMEOUT_MS
+        if timeout_ms < 0:
+            raise ValueError("The timeout cannot be negative.")
         if self._closed:
             return
         self._closed = True
@@ -305,7 +312,7 @@ class KafkaConsumer:
             if self._coordinator is not None:
                 self._coordinator.close(timeout_ms)
         finally:
-            self.client.close()
+            self.client.close()  # closes sockets only: no wait
 
     def __enter__(self) -> KafkaConsumer:
         return self

@@ -30,6 +30,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from kafkapy.client.abstract_coordinator import (
+    DEFAULT_CLOSE_TIMEOUT_MS,
     MIN_LOOKUP_TIMEOUT_MS,
     NO_GENERATION,
     AbstractCoordinator,
@@ -599,8 +600,11 @@ class ConsumerCoordinator(AbstractCoordinator):
     # ------------------------------------------------------------------------------------------
 
     def close(self, timeout_ms: float | None = None) -> None:
-        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
-        deadline = self.time.milliseconds() + min(timeout_ms, 30000)
+        """Auto commit, finish async commits, leave and stop heartbeating, all within one deadline:
+        timeout_ms (default 30 s) capped at request.timeout.ms, as Java's close timer."""
+        timeout_ms = DEFAULT_CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms
+        deadline = self.time.milliseconds() + min(timeout_ms, self.request_timeout_ms)
+        self.begin_close()
         try:
             if self.auto_commit_enabled and (not self._auto_assigned() or self.generation_if_stable() is not None):
                 try:
@@ -610,6 +614,6 @@ class ConsumerCoordinator(AbstractCoordinator):
             self._process_pending_commits(deadline)
             self._invoke_completed_commit_callbacks()
             self.on_leave_prepare()
-            self.maybe_leave_group("the consumer is being closed")
+            self.maybe_leave_group("the consumer is being closed", deadline)
         finally:
-            self.close_coordinator()
+            self.close_coordinator(deadline)

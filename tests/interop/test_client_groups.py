@@ -2,6 +2,7 @@
 
 One broker per module (group.initial.rebalance.delay.ms=0, short session timeouts, 3 offsets
 partitions) so rebalances take tens of milliseconds. Each test uses its own topic and group.
+The close-deadline test starts its own broker behind a proxy that can stop answering.
 """
 
 from __future__ import annotations
@@ -402,3 +403,101 @@ def test_poll_zero_loop_joins_and_reads(group_broker: GroupBroker) -> None:
         time.sleep(0.005)
     c.close()
     assert sorted(keyset(got)) == sorted(produced)
+
+
+# --------------------------------------------------------------------------------------------------
+# close() under an unresponsive coordinator
+
+
+class BlackHoleProxy:
+    """Loopback TCP forwarder to `target_port` until black_hole(); from then on it reads and drops
+    everything in both directions, keeping every connection open (a coordinator that stopped answering)."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.target_port = 0
+        self.holed = threading.Event()
+        self.stopped = threading.Event()
+        self.sockets: list[Any] = [self.listener]
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
+
+    def _accept(self) -> None:
+        import select
+        import socket
+
+        while not self.stopped.is_set():
+            if not select.select([self.listener], [], [], 0.1)[0]:
+                continue
+            client, _ = self.listener.accept()
+            upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            self.sockets += [client, upstream]
+            for src, dst in ((client, upstream), (upstream, client)):
+                t = threading.Thread(target=self._pump, args=(src, dst), daemon=True)
+                self.threads.append(t)
+                t.start()
+
+    def _pump(self, src: Any, dst: Any) -> None:
+        import select
+
+        while not self.stopped.is_set():
+            try:
+                if not select.select([src], [], [], 0.1)[0]:
+                    continue
+                data = src.recv(65536)
+                if not data:
+                    return
+                if not self.holed.is_set():
+                    dst.sendall(data)
+            except OSError:
+                return
+
+    def black_hole(self) -> None:
+        self.holed.set()
+
+    def close(self) -> None:
+        self.stopped.set()
+        for t in self.threads:
+            t.join(2)
+        for s in self.sockets:
+            s.close()
+
+
+@pytest.fixture
+def proxied_broker(tmp_path: Any) -> Iterator[tuple[BlackHoleProxy, str]]:
+    """A broker that advertises the proxy's port, so every client connection (coordinator too) passes it."""
+    from kafkapy.server.kafka_config import KafkaConfig
+    from kafkapy.server.kafka_server import KafkaServer
+
+    proxy = BlackHoleProxy()
+    props = dict(GROUP_BROKER_OVERRIDES, **{"log.dirs": str(tmp_path / "logs"),
+                                            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}"})
+    server = KafkaServer(KafkaConfig.from_properties(None, props))
+    server.startup()
+    proxy.target_port = server.bound_port()
+    try:
+        yield proxy, f"127.0.0.1:{proxy.port}"
+    finally:
+        proxy.close()
+        server.shutdown()
+
+
+def test_close_with_unresponsive_coordinator_honours_timeout(proxied_broker: tuple[BlackHoleProxy, str]) -> None:
+    proxy, bootstrap = proxied_broker
+    topic, produced = make_topic(bootstrap, 1, 3)
+    # Auto commit on close (a commit that never gets an answer) then LeaveGroup: both share close's deadline.
+    c = consumer(bootstrap, unique("close"), **{"enable.auto.commit": True, "auto.commit.interval.ms": 60000})
+    c.subscribe([topic])
+    got = poll_until([c], lambda got: len(got[0]) >= 3)
+    assert sorted(keyset(got[0])) == sorted(produced)
+    assert c._coordinator.generation_if_stable() is not None
+    proxy.black_hole()
+    start = time.monotonic()
+    c.close(timeout_ms=2000)
+    elapsed = time.monotonic() - start
+    assert 1.5 < elapsed < 4, elapsed  # it did wait for the commit, but not past the deadline
