@@ -248,6 +248,8 @@ class KafkaConsumer:
             self._coordinator_poll(deadline)
             remaining = max(0, deadline - self._time.milliseconds())
             self.client.maybe_update_metadata(max(remaining, 1000))
+            # Invalid or unauthorized subscribed/assigned topics never resolve: raise, as Java's poll() does.
+            self.client.metadata.maybe_throw_any_exception()
             if not self.subscriptions.has_all_fetch_positions():
                 try:
                     self._update_fetch_positions(max(remaining, 1000))

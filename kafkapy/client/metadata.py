@@ -4,7 +4,9 @@
 holds the current snapshot plus the refresh policy (metadata.max.age.ms, explicit update requests
 after NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE / disconnects)
 and the set of topics the producer/consumer cares about. The request itself is sent by
-NetworkClient.
+NetworkClient. Like Java's Metadata it remembers which of those topics the last response called
+invalid (INVALID_TOPIC_EXCEPTION) or unauthorized (TOPIC_AUTHORIZATION_FAILED), for the consumer's
+poll() to raise once via `maybe_throw_any_exception()`: no retry makes such a topic appear.
 
 Thread-safety: Cluster is immutable; Metadata swaps snapshots under a lock and notifies waiters.
 """
@@ -16,10 +18,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkapy.common.errors import InvalidTopicExceptionError, TopicAuthorizationFailedError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 
 ZERO_UUID = uuid.UUID(int=0)
+INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED = 17, 29
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +69,14 @@ class Cluster:
         controller_id: int = -1,
         cluster_id: str | None = None,
         unauthorized_topics: frozenset[str] = frozenset(),
+        invalid_topics: frozenset[str] = frozenset(),
     ) -> None:
         self.brokers: dict[int, Node] = brokers or {}
         self.topics: dict[str, TopicMetadata] = topics or {}
         self.controller_id = controller_id
         self.cluster_id = cluster_id
         self.unauthorized_topics = unauthorized_topics
+        self.invalid_topics = invalid_topics
         self._by_id = {t.topic_id: t.name for t in self.topics.values() if t.topic_id != ZERO_UUID}
         self._available: dict[str, list[int]] = {}  # memo: the snapshot is immutable
 
@@ -78,12 +84,14 @@ class Cluster:
     def from_response(cls, resp: Any) -> Cluster:
         brokers = {b.node_id: Node(b.node_id, b.host, b.port, getattr(b, "rack", None)) for b in resp.brokers}
         topics: dict[str, TopicMetadata] = {}
-        unauthorized = set()
+        unauthorized, invalid = set(), set()
         for t in resp.topics:
             if t.name is None:
                 continue
-            if t.error_code == 29:  # TOPIC_AUTHORIZATION_FAILED
+            if t.error_code == TOPIC_AUTHORIZATION_FAILED:
                 unauthorized.add(t.name)
+            elif t.error_code == INVALID_TOPIC_EXCEPTION:
+                invalid.add(t.name)
             parts = {
                 p.partition_index: PartitionInfo(
                     t.name,
@@ -103,12 +111,13 @@ class Cluster:
             topics[t.name] = TopicMetadata(t.name, tid, bool(getattr(t, "is_internal", False)), parts, t.error_code)
         controller_id = getattr(resp, "controller_id", -1)
         cluster_id = getattr(resp, "cluster_id", None)
-        return cls(brokers, topics, controller_id, cluster_id, frozenset(unauthorized))
+        return cls(brokers, topics, controller_id, cluster_id, frozenset(unauthorized), frozenset(invalid))
 
     def merged_with(self, other: Cluster, replace_all_topics: bool) -> Cluster:
         """`other` (from a response for some topics) laid over this snapshot's topics."""
         topics = dict(other.topics) if replace_all_topics else {**self.topics, **other.topics}
-        return Cluster(other.brokers, topics, other.controller_id, other.cluster_id, other.unauthorized_topics)
+        return Cluster(other.brokers, topics, other.controller_id, other.cluster_id, other.unauthorized_topics,
+                       other.invalid_topics)
 
     def node(self, node_id: int) -> Node | None:
         return self.brokers.get(node_id)
@@ -177,6 +186,9 @@ class Metadata:
         self._version = 0
         self._topics: set[str] = set()
         self.need_all_topics = False
+        # tracked topics the latest response for them called invalid / unauthorized (Java's Metadata)
+        self._invalid_topics: set[str] = set()
+        self._unauthorized_topics: set[str] = set()
 
     @property
     def cluster(self) -> Cluster:
@@ -235,10 +247,30 @@ class Metadata:
                 t = fresh.topics.get(name)
                 if t is None or t.error_code in (5, 3) or any(p.leader < 0 for p in t.partitions.values()):
                     self._need_update = True
+            for t in fresh.topics.values():
+                if t.name in self._topics:
+                    for errors, code in ((self._invalid_topics, INVALID_TOPIC_EXCEPTION),
+                                         (self._unauthorized_topics, TOPIC_AUTHORIZATION_FAILED)):
+                        if t.error_code == code:
+                            errors.add(t.name)
+                        else:
+                            errors.discard(t.name)
             self._last_refresh_ms = self._time.milliseconds()
             self._version += 1
             self._lock.notify_all()
             return self._cluster
+
+    def maybe_throw_any_exception(self) -> None:
+        """Raise (once, then forget) TopicAuthorizationFailedError or InvalidTopicExceptionError for
+        tracked topics the latest metadata rejected; Java's Metadata.maybeThrowAnyException()."""
+        with self._lock:
+            unauthorized, invalid = sorted(self._unauthorized_topics), sorted(self._invalid_topics)
+            self._unauthorized_topics.clear()
+            self._invalid_topics.clear()
+        if unauthorized:
+            raise TopicAuthorizationFailedError(f"Not authorized to access topics: [{', '.join(unauthorized)}]")
+        if invalid:
+            raise InvalidTopicExceptionError(f"Invalid topics: [{', '.join(invalid)}]")
 
     def failed_update(self) -> None:
         with self._lock:

@@ -405,6 +405,25 @@ def test_poll_zero_loop_joins_and_reads(group_broker: GroupBroker) -> None:
     assert sorted(keyset(got)) == sorted(produced)
 
 
+def test_subscribed_invalid_topic_raises_from_poll_then_valid_topics_flow(group_broker: GroupBroker) -> None:
+    from kafkapy.common.errors import InvalidTopicExceptionError
+
+    topic, produced = make_topic(group_broker.bootstrap, 2, 6)
+    c = consumer(group_broker.bootstrap, unique("invalid"))
+    try:
+        c.subscribe([topic, "bad/x"])
+        start = time.monotonic()
+        with pytest.raises(InvalidTopicExceptionError) as e:
+            c.poll(10000)
+        assert time.monotonic() - start < 5
+        assert e.value.message == "Invalid topics: [bad/x]"
+        # Raised once per metadata response that reports it (Java's Metadata): the valid topic still flows.
+        got = poll_until([c], lambda got: len(got[0]) >= 6)
+        assert sorted(keyset(got[0])) == sorted(produced)
+    finally:
+        c.close()
+
+
 # --------------------------------------------------------------------------------------------------
 # close() under an unresponsive coordinator
 

@@ -2,7 +2,8 @@
 
 - A closed stdout pipe (`tool | head -1`) ends every tool quietly with exit 0: consumer-groups --describe,
   and the verifiable producer/consumer, whose events are written from client callbacks.
-- console-consumer on an illegal topic name fails at once with one line instead of waiting forever.
+- console-consumer on an illegal topic name fails at once with one line instead of waiting forever (with
+  and without --group).
 
 stdout is replaced by `_ClosingPipe`, which takes `keep` lines and then raises BrokenPipeError on every
 write/flush, as a pipe whose reader has exited does.
@@ -139,6 +140,18 @@ def test_verifiable_consumer_into_closed_pipe_exits_quietly(bs):
 def test_console_consumer_illegal_topic_fails_fast(bs, cli):
     start = time.monotonic()
     r = cli("console-consumer", "--bootstrap-server", bs, "--topic", "bad/name", "--timeout-ms", "15000")
+    assert time.monotonic() - start < 5
+    assert r.rc == 1
+    assert r.out == b""
+    assert r.err.splitlines() == ["Processed a total of 0 messages",
+                                  "Error: INVALID_TOPIC_EXCEPTION: Invalid topics: [bad/name]"]
+
+
+def test_console_consumer_group_illegal_topic_fails_fast(bs, cli):
+    # The --group path subscribes: the illegal name comes back from poll() (Metadata's invalid topics).
+    start = time.monotonic()
+    r = cli("console-consumer", "--bootstrap-server", bs, "--topic", "bad/name", "--group", "qa-bad-topic-g",
+            "--timeout-ms", "15000")
     assert time.monotonic() - start < 5
     assert r.rc == 1
     assert r.out == b""
