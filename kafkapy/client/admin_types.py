@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kafkapy.client.metadata import Node
+from kafkapy.common.config_types import ConfigSource, ConfigType
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.topic_partition import TopicPartition
 
@@ -23,31 +24,6 @@ class ConfigResourceType(enum.IntEnum):
     BROKER = 4
     BROKER_LOGGER = 8
     CLIENT_METRICS = 16
-
-
-class ConfigSource(enum.IntEnum):
-    UNKNOWN = 0
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    DYNAMIC_BROKER_LOGGER_CONFIG = 6
-    DYNAMIC_CLIENT_METRICS_CONFIG = 7
-    DYNAMIC_GROUP_CONFIG = 8
-
-
-class ConfigType(enum.IntEnum):
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
 
 
 class AlterConfigOpType(enum.IntEnum):

@@ -188,7 +188,7 @@ class ConfigHelper:
             primary = d.synonyms[0].name
             synonyms = self._config_synonyms(primary, broker_synonyms(primary), sensitive)
         if name in overrides:
-            synonyms.insert(0, ConfigSynonym(name, value, int(ConfigSource.TOPIC_CONFIG)))
+            synonyms.insert(0, ConfigSynonym(name, value, int(ConfigSource.DYNAMIC_TOPIC_CONFIG)))
         source = synonyms[0].source if synonyms else int(ConfigSource.DEFAULT_CONFIG)
         doc = _topic_documentation(name) if include_documentation else None
         return DescribedConfig(name, value, False, source, sensitive, tuple(synonyms) if include_synonyms else (),

@@ -20,10 +20,10 @@ import socket
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any
 
 from kafkapy.client.config import load_properties
+from kafkapy.common.config_types import ConfigSource, ConfigType
 
 log = logging.getLogger(__name__)
 
@@ -33,33 +33,6 @@ LONG_MAX = 2**63 - 1
 
 class ConfigError(ValueError):
     """Invalid broker configuration; the message is one line and names the key."""
-
-
-class ConfigType(IntEnum):
-    """Kafka's ConfigType ids as DescribeConfigs v3+ reports them."""
-
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
-
-
-class ConfigSource(IntEnum):
-    """DescribeConfigs config_source ids."""
-
-    UNKNOWN = 0
-    TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    DYNAMIC_BROKER_LOGGER_CONFIG = 6
 
 
 BOOL, STR, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = (
