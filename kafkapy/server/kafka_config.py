@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkapy.client.config import load_properties
+from kafkapy.cluster.broker import EndPoint
 from kafkapy.common.config_types import ConfigSource, ConfigType
 
 log = logging.getLogger(__name__)
@@ -310,20 +311,6 @@ def to_config_string(value: Any) -> str | None:
     if isinstance(value, list):
         return ",".join(value)
     return str(value)
-
-
-@dataclass(frozen=True)
-class EndPoint:
-    """One listener: `listener_name://host:port`; an empty host binds every interface."""
-
-    listener_name: str
-    host: str
-    port: int
-    security_protocol: str = "PLAINTEXT"
-
-    def connection_string(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.listener_name}://{host}:{self.port}"
 
 
 _LISTENER_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkapy.cluster.broker import Broker
-from kafkapy.cluster.broker import EndPoint as BrokerEndPoint
 from kafkapy.cluster.metadata_cache import MetadataCache
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.controller.controller import Controller
@@ -164,8 +163,7 @@ class KafkaServer:
         self.request_channel = RequestChannel(config.get_int("queued.max.requests"))
         self.socket_server = SocketServer(config, self.request_channel, time)
         self.socket_server.startup()
-        endpoints = tuple(BrokerEndPoint(ep.listener_name, ep.host, ep.port, ep.security_protocol)
-                          for ep in self.socket_server.advertised_endpoints())
+        endpoints = tuple(self.socket_server.advertised_endpoints())
         broker = Broker(self.broker_id, endpoints, config.get_string("broker.rack"))
         self.broker_epoch = self.store.register_broker(broker, time.milliseconds())
         log.info("Registered broker %d at path /brokers/ids/%d with addresses: %s, czxid (broker epoch): %d",
