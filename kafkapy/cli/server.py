@@ -347,6 +347,9 @@ def _remove_records(paths: list[str]) -> None:
             pass
 
 
+DUPLICATE_SIGNAL_WINDOW_S = 2.0
+
+
 def serve(config, args, stop_event: threading.Event | None = None, install_signals: bool = True) -> int:
     """Run a server in the foreground until a signal (or the server itself) stops it."""
     log = logging.getLogger(SERVER_LOGGER)
@@ -355,10 +358,17 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
     stop = stop_event or threading.Event()
     previous: dict[int, object] = {}
 
+    first_signal_at: list[float] = []
+
     def on_signal(signum, frame) -> None:
         if stop.is_set():
+            # Wrappers (make, sh, a process-group kill) deliver the same stop twice within moments: that is
+            # still the one graceful shutdown. Only a later, deliberate second signal forces the exit.
+            if first_signal_at and time.monotonic() - first_signal_at[0] < DUPLICATE_SIGNAL_WINDOW_S:
+                return
             log.warning("%s Received signal %s again during shutdown; exiting now", ident, signum)
             os._exit(1)
+        first_signal_at.append(time.monotonic())
         log.info("%s Received signal %s, shutting down", ident, signal.Signals(signum).name)
         stop.set()
 

@@ -146,6 +146,26 @@ def test_sigint_also_stops(tmp_path, monkeypatch, run_dir):
     assert FakeServer.instances[0].calls == ["startup", "shutdown"]
 
 
+def test_duplicate_signal_from_a_wrapper_is_the_same_graceful_stop(tmp_path, monkeypatch, run_dir):
+    """`make run` + Ctrl-C (or a process-group kill) delivers the stop twice: make forwards it as well.
+    That must still be one graceful shutdown, not the forced exit a deliberate second signal means."""
+    FakeServer.instances = []
+    monkeypatch.setattr(srv, "_make_server", lambda config: FakeServer(config))
+
+    def twice() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if FakeServer.instances and os.path.exists(run_dir / f"server-{os.getpid()}.json"):
+                break
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=twice, daemon=True).start()
+    assert srv.start_main(["--override", f"log.dirs={tmp_path}"]) == 0
+    assert FakeServer.instances[0].calls == ["startup", "shutdown"]
+
+
 def test_server_stopping_by_itself_ends_the_process(tmp_path, monkeypatch):
     FakeServer.instances = []
 
