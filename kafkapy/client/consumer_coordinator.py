@@ -11,10 +11,8 @@ EAGER revokes everything before joining; COOPERATIVE keeps owned partitions, rev
 new assignment lacks, then rejoins so they can be handed on. Listener callbacks
 (on_partitions_revoked / on_partitions_assigned / on_partitions_lost) run on the consumer's thread.
 
-Offsets: OffsetCommit v0-9 (generation and member id when subscribed; -1/"" for manual assignment,
-as Kafka's "simple" consumer), OffsetFetch v0-9 (require_stable), committed offsets initialise the
-positions of new partitions, auto commit every auto.commit.interval.ms from poll(), before each
-rebalance and on close. commit_async callbacks run on the consumer's thread (next poll/commit/close).
+Offsets (commit sync/async, fetch: client/consumer_offsets.py, mixed in): auto commit every
+auto.commit.interval.ms from poll(), before each rebalance and on close.
 
 Thread-safety: driven by the consumer's thread; the heartbeat thread touches only the base class'
 guarded state.
@@ -25,7 +23,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -46,21 +44,15 @@ from kafkapy.client.assignors.consumer_protocol import (
     serialize_subscription,
 )
 from kafkapy.client.config import ConsumerConfig
+from kafkapy.client.consumer_offsets import ConsumerOffsetsMixin, sorted_partitions
 from kafkapy.client.consumer_rebalance_listener import ConsumerRebalanceListener
-from kafkapy.client.errors import KafkaTimeoutError, error_from_code
 from kafkapy.client.group_offsets import (
-    OFFSET_COMMIT,
-    OFFSET_FETCH,
     CommitFailedError,
     OffsetAndMetadata,
-    offset_commit_builder,
-    offset_fetch_builder,
-    parse_offset_fetch,
-    to_offset_and_metadata,
 )
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.subscription_state import SubscriptionState, SubscriptionType
-from kafkapy.common.errors import ErrorCode, KafkaError, RebalanceInProgressError
+from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 
@@ -68,15 +60,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["CommitFailedError", "ConsumerCoordinator", "ConsumerRebalanceListener", "OffsetAndMetadata"]
 
-_RETRIABLE_COMMIT = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                     ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.REQUEST_TIMED_OUT}
 
-
-def _sorted(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
-    return sorted(tps, key=lambda tp: (tp.topic, tp.partition))
-
-
-class ConsumerCoordinator(AbstractCoordinator):
+class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
     def __init__(self, client: NetworkClient, subscriptions: SubscriptionState, fetcher: Any,
                  config: ConsumerConfig, time: Time) -> None:
         super().__init__(client, config, time)
@@ -220,7 +205,7 @@ class ConsumerCoordinator(AbstractCoordinator):
     def metadata(self) -> list[tuple[str, bytes]]:
         topics = set(self.subscriptions.subscription)
         self.joined_subscription = set(topics)
-        owned = _sorted(self.subscriptions.assigned_partitions())
+        owned = sorted_partitions(self.subscriptions.assigned_partitions())
         out = []
         for a in self.assignors:
             sub = Subscription(sorted(topics), a.subscription_user_data(topics), owned,
@@ -234,7 +219,7 @@ class ConsumerCoordinator(AbstractCoordinator):
                 self.commit_sync(None, min(self.rebalance_timeout_ms, self.request_timeout_ms))
             except KafkaError as e:
                 log.warning("Synchronous auto-commit of offsets failed before rebalancing: %s", e)
-        owned = _sorted(self.subscriptions.assigned_partitions())
+        owned = sorted_partitions(self.subscriptions.assigned_partitions())
         if generation.generation_id == -1 or not generation.member_id:
             if owned:
                 log.info("Giving away all assigned partitions as lost since generation/memberID has been reset, "
@@ -317,26 +302,26 @@ class ConsumerCoordinator(AbstractCoordinator):
             return
         owned = set(self.subscriptions.assigned_partitions())
         assigned_set = set(assigned)
-        added = _sorted(assigned_set - owned)
-        revoked = _sorted(owned - assigned_set)
+        added = sorted_partitions(assigned_set - owned)
+        revoked = sorted_partitions(owned - assigned_set)
         if revoked:
             # COOPERATIVE only (EAGER revoked everything before joining): revoke while still owned.
             log.info("Revoke previously assigned partitions %s", revoked)
             self._invoke("on_partitions_revoked", revoked)
             for tp in revoked:
                 self.fetcher.clear_buffered(tp)
-        self.subscriptions.assign_from_subscribed(_sorted(assigned_set))
-        log.info("Notifying assignor about the new Assignment(partitions=%s)", _sorted(assigned_set))
+        self.subscriptions.assign_from_subscribed(sorted_partitions(assigned_set))
+        log.info("Notifying assignor about the new Assignment(partitions=%s)", sorted_partitions(assigned_set))
         assignor = next((a for a in self.assignors if a.name == generation.protocol_name), None)
         if assignor is not None:
-            assignor.on_assignment(Assignment(_sorted(assigned_set), decoded.user_data), generation.generation_id)
+            assignor.on_assignment(Assignment(sorted_partitions(assigned_set), decoded.user_data), generation.generation_id)
         self.next_auto_commit_deadline = self.time.milliseconds() + self.auto_commit_interval_ms
         self._invoke("on_partitions_assigned", added)
         if revoked and self.protocol is RebalanceProtocol.COOPERATIVE:
             self.request_rejoin("need to revoke partitions and re-join")
 
     def on_leave_prepare(self) -> None:
-        owned = _sorted(self.subscriptions.assigned_partitions())
+        owned = sorted_partitions(self.subscriptions.assigned_partitions())
         if self._auto_assigned() and owned:
             lost = self.generation == NO_GENERATION or self.rebalance_in_progress()
             self._invoke("on_partitions_lost" if lost else "on_partitions_revoked", owned)
@@ -366,238 +351,6 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     # ------------------------------------------------------------------------------------------
     # offsets: commit
-
-    def all_consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        out = {}
-        for tp in self.subscriptions.assigned_partitions():
-            st = self.subscriptions.state(tp)
-            if st.has_valid_position() and st.position is not None:
-                out[tp] = OffsetAndMetadata(st.position.offset, "", st.position.offset_epoch)
-        return out
-
-    @staticmethod
-    def _normalise(offsets: Mapping[Any, Any]) -> dict[TopicPartition, OffsetAndMetadata]:
-        out = {}
-        for tp, v in offsets.items():
-            om = to_offset_and_metadata(v)
-            if om.offset < 0:
-                raise ValueError(f"Invalid negative offset {om.offset} for partition {tp}")
-            out[TopicPartition(tp[0], tp[1])] = om
-        return out
-
-    def _commit_generation(self) -> tuple[Generation, str | None]:
-        if not self._auto_assigned():
-            return NO_GENERATION, None
-        generation = self.generation_if_stable()
-        if generation is None:
-            if self.rebalance_in_progress():
-                raise RebalanceInProgressError(
-                    "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto "
-                    "partition assignment. You can try completing the rebalance by calling poll() and then retry "
-                    "the operation.")
-            raise CommitFailedError(
-                "Offset commit cannot be completed since the consumer is not part of an active group for auto "
-                "partition assignment; it is likely that the consumer was kicked out of the group.")
-        return generation, self.group_instance_id
-
-    def _send_offset_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> tuple[Future, Generation]:
-        generation, instance = self._commit_generation()
-        build = offset_commit_builder(self.group_id, generation.generation_id, generation.member_id, instance, offsets)
-        future, _ = self.coordinator_send(build, OFFSET_COMMIT)
-        return future, generation
-
-    def _commit_result(self, resp: Any, generation: Generation) -> Exception | None:
-        """None on success; the exception to raise otherwise (retriable ones are KafkaErrors)."""
-        unauthorized = []
-        for t in resp.topics:
-            for p in t.partitions:
-                code = p.error_code
-                if code == ErrorCode.NONE:
-                    continue
-                tp = TopicPartition(t.name, p.partition_index)
-                err = error_from_code(code)
-                if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-                    unauthorized.append(tp)
-                    continue
-                if code in _RETRIABLE_COMMIT:
-                    if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
-                                ErrorCode.REQUEST_TIMED_OUT):
-                        self.mark_coordinator_unknown(err.name)
-                    return error_from_code(code, f"Offset commit failed with a retriable exception for {tp}")
-                if code == ErrorCode.REBALANCE_IN_PROGRESS:
-                    self.request_rejoin("offset commit failed since group is already rebalancing")
-                    return RebalanceInProgressError(
-                        "Offset commit cannot be completed since the consumer group is executing a rebalance at "
-                        "the moment. You can try completing the rebalance by calling poll() and then retry commit "
-                        "again")
-                if code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
-                    if self.generation == generation:
-                        self.reset_generation(f"encountered {err.name} from OFFSET_COMMIT response")
-                    return CommitFailedError()
-                return error_from_code(code, f"Unexpected error in commit for partition {tp}")
-        if unauthorized:
-            return error_from_code(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                   "Not authorized to access topics: " + str(sorted({tp.topic for tp in unauthorized})))
-        return None
-
-    def commit_sync(self, offsets: Mapping[Any, Any] | None = None, timeout_ms: float | None = None) -> None:
-        self._invoke_completed_commit_callbacks()
-        offsets_ = self.all_consumed() if offsets is None else self._normalise(offsets)
-        if not offsets_:
-            return
-        timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
-        deadline = self.time.milliseconds() + timeout_ms
-        last: Exception | None = None
-        while True:
-            if self.ensure_coordinator_ready(deadline):
-                try:
-                    future, generation = self._send_offset_commit(offsets_)
-                    self.await_future(future, deadline)
-                    if future.done():
-                        exc = future.exception()
-                        result = exc if exc is not None else self._commit_result(future.result(), generation)
-                        if result is None:
-                            return
-                        if isinstance(exc, KafkaError) and exc.retriable:
-                            self.mark_coordinator_unknown(str(exc))
-                        if not (isinstance(result, KafkaError) and result.retriable):
-                            raise result
-                        last = result
-                except KafkaError as e:
-                    if not e.retriable:
-                        raise
-                    last = e
-            if not self._backoff(deadline):
-                raise KafkaTimeoutError(f"Timeout of {timeout_ms:.0f}ms expired before successfully committing "
-                                        f"offsets {offsets_}" + (f" (last error: {last})" if last else ""))
-
-    def commit_async(self, offsets: Mapping[Any, Any] | None = None,
-                     callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], Any] | None = None
-                     ) -> None:
-        self._invoke_completed_commit_callbacks()
-        offsets_ = self.all_consumed() if offsets is None else self._normalise(offsets)
-        if not offsets_:
-            if callback is not None:
-                self._completed_commits.append((callback, offsets_, None))
-            return
-        try:
-            if not self.ensure_coordinator_ready(self.time.milliseconds() + self.request_timeout_ms):
-                raise error_from_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not available")
-            future, generation = self._send_offset_commit(offsets_)
-        except KafkaError as e:
-            self._completed_commits.append((callback, offsets_, e))
-            return
-        self._pending_commits.append((future, offsets_, callback, generation))
-
-    def _process_pending_commits(self, deadline: float | None = None) -> None:
-        still = []
-        for entry in self._pending_commits:
-            future, offsets, callback, generation = entry
-            if deadline is not None:
-                self.await_future(future, deadline)
-            elif not future.done():
-                self.await_future(future, 0)
-            if not future.done():
-                still.append(entry)
-                continue
-            exc = future.exception()
-            result = exc if exc is not None else self._commit_result(future.result(), generation)
-            self._completed_commits.append((callback, offsets, result))
-        self._pending_commits = still
-
-    def _invoke_completed_commit_callbacks(self) -> None:
-        self._process_pending_commits()
-        while self._completed_commits:
-            callback, offsets, exc = self._completed_commits.popleft()
-            if callback is not None:
-                callback(offsets, exc)
-            elif exc is not None:
-                log.warning("Asynchronous auto-commit of offsets %s failed: %s", offsets, exc)
-
-    def maybe_auto_commit_offsets_async(self, now: int) -> None:
-        if not self.auto_commit_enabled or now < self.next_auto_commit_deadline:
-            return
-        if self.coordinator_unknown():
-            # Do not block poll() on a lookup here: try again after retry.backoff.ms (Kafka does the same).
-            self.next_auto_commit_deadline = now + self.retry_backoff_ms
-            return
-        self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
-        if self._auto_assigned() and self.generation_if_stable() is None:
-            return
-        offsets = self.all_consumed()
-        if offsets:
-            log.debug("Sending asynchronous auto-commit of offsets %s", offsets)
-            self.commit_async(offsets, self._auto_commit_done)
-
-    def _auto_commit_done(self, offsets: dict[TopicPartition, OffsetAndMetadata], exc: Exception | None) -> None:
-        if exc is None:
-            log.debug("Completed asynchronous auto-commit of offsets %s", offsets)
-        else:
-            log.warning("Asynchronous auto-commit of offsets %s failed: %s", offsets, exc)
-            if isinstance(exc, KafkaError) and exc.retriable:
-                self.next_auto_commit_deadline = min(self.next_auto_commit_deadline,
-                                                     self.time.milliseconds() + self.retry_backoff_ms)
-
-    # ------------------------------------------------------------------------------------------
-    # offsets: fetch
-
-    def fetch_committed_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: float
-                                ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        tps = _sorted({TopicPartition(tp[0], tp[1]) for tp in partitions})
-        if not tps:
-            return {}
-        deadline = self.time.milliseconds() + timeout_ms
-        build = offset_fetch_builder(self.group_id, tps, require_stable=True)
-
-        while True:
-            if self.ensure_coordinator_ready(deadline):
-                try:
-                    resp, version = self.coordinator_request(build, OFFSET_FETCH,
-                                                             max(1, deadline - self.time.milliseconds()))
-                    result = self._offset_fetch_result(resp)
-                    if result is not None:
-                        return {tp: result.get(tp) for tp in tps}
-                except KafkaError as e:
-                    if not e.retriable:
-                        raise
-                    log.debug("OffsetFetch failed: %s", e)
-            if not self._backoff(deadline):
-                raise KafkaTimeoutError(f"Timeout of {timeout_ms:.0f}ms expired before the last committed offset "
-                                        f"for partitions {tps} could be determined. Try tuning "
-                                        "default.api.timeout.ms larger to relax the threshold.")
-
-    def _offset_fetch_result(self, resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
-        """Parsed offsets, or None to retry."""
-        result = parse_offset_fetch(resp)
-        code = result.error_code
-        if code:
-            if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
-                self.mark_coordinator_unknown(error_from_code(code).name)
-                return None
-            if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                return None
-            raise error_from_code(code, f"OffsetFetch for group {self.group_id} failed")
-        for tp, pcode in result.partition_errors.items():
-            if pcode == ErrorCode.UNSTABLE_OFFSET_COMMIT:
-                return None
-            log.warning("Failed to fetch offset for partition %s: %s", tp, error_from_code(pcode).name)
-        return result.offsets
-
-    def refresh_committed_offsets_if_needed(self, timeout_ms: float) -> None:
-        """Positions of partitions without one come from the group's committed offsets."""
-        missing = self.subscriptions.missing_positions()
-        if not missing:
-            return
-        committed = self.fetch_committed_offsets(missing, timeout_ms)
-        for tp, om in committed.items():
-            if om is None or not self.subscriptions.is_assigned(tp):
-                continue
-            st = self.subscriptions.state(tp)
-            if st.position is None and st.reset_timestamp is None:
-                log.info("Setting offset for partition %s to the committed offset %s", tp, om.offset)
-                self.subscriptions.seek(tp, om.offset, om.leader_epoch)
-
-    # ------------------------------------------------------------------------------------------
 
     def close(self, timeout_ms: float | None = None) -> None:
         """Auto commit, finish async commits, leave and stop heartbeating, all within one deadline:
