@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint unit integration interop cluster spark deps test-deps gen-protocol bench clean
+.PHONY: run test lint unit integration interop deps test-deps gen-protocol bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -50,8 +50,9 @@ integration: .stamp-test-deps
 interop: .stamp-test-deps
 	$(BIN)/python -m pytest -q tests/interop
 
+# Figures only (not tests): kafkapy next to Tansu with the same client, median of interleaved rounds.
 bench: .stamp-test-deps
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/bench_vs_tansu.py --messages 200000 --rounds 5
 
 clean:
 	rm -rf $(VENV) .stamp-* kafkapy-data *.egg-info
