@@ -4,7 +4,8 @@ Measures with confluent-kafka (librdkafka) against each broker in turn:
   - produce throughput (msgs/s, MB/s) at 100 B and 1000 B values, acks=1;
   - consume throughput of what was produced;
   - produce latency p50/p99 at a paced 5,000 msg/s (acks=1, linger.ms=0);
-  - broker start-up time (spawn -> first Metadata answered) and RSS after the run.
+  - broker start-up time (spawn -> first Metadata answered) and RSS after the run;
+  - broker CPU (user + system) per message in each produce/consume phase, from /proc.
 Prints a table and kafkapy/Tansu ratios. Not a test: figures only. Every loop is bounded.
 
 Usage: .venv/bin/python bench/bench_vs_tansu.py [--messages 200000] [--rounds 3] [--only kafkapy|tansu]
@@ -42,6 +43,15 @@ def tansu_binary() -> str | None:
                 p.chmod(0o755)
             return str(p)
     return shutil.which("tansu")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used so far (/proc/<pid>/stat utime + stime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 def rss_kb(pid: int) -> int:
@@ -192,10 +202,16 @@ def run_broker(name: str, broker: Broker, n: int) -> dict[str, float]:
             topic = f"bench-{size}"
             create_topic(broker.bootstrap, topic)
             count = n if size == 100 else n // 4
+            pid = broker.proc.pid if broker.proc else 0
+            before = cpu_s(pid)
             out[f"produce_{size}_msgs"], out[f"produce_{size}_MBps"] = produce_throughput(
                 broker.bootstrap, topic, count, size)
+            # Broker CPU per message: what the broker itself spends, whichever side sets the pace.
+            out[f"produce_{size}_broker_cpu_us_per_msg"] = (cpu_s(pid) - before) / count * 1e6
+            before = cpu_s(pid)
             out[f"consume_{size}_msgs"], out[f"consume_{size}_MBps"] = consume_throughput(
                 broker.bootstrap, topic, count, size)
+            out[f"consume_{size}_broker_cpu_us_per_msg"] = (cpu_s(pid) - before) / count * 1e6
         create_topic(broker.bootstrap, "bench-latency")
         out["p50_ms"], out["p99_ms"] = produce_latency(broker.bootstrap, "bench-latency")
         out["rss_MB"] = rss_kb(broker.proc.pid) / 1024 if broker.proc else 0
@@ -233,13 +249,13 @@ def main() -> int:
     results = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
     keys = sorted({k for r in results.values() for k in r})
     print(f"median of {args.rounds} interleaved rounds, {args.messages} x 100 B and {args.messages // 4} x 1000 B")
-    print(f"{'metric':<22}" + "".join(f"{name:>14}" for name in results) + "   kafkapy/tansu")
+    print(f"{'metric':<36}" + "".join(f"{name:>14}" for name in results) + "   kafkapy/tansu")
     for k in keys:
-        row = f"{k:<22}" + "".join(f"{results[name].get(k, float('nan')):>14.2f}" for name in results)
+        row = f"{k:<36}" + "".join(f"{results[name].get(k, float('nan')):>14.2f}" for name in results)
         if "kafkapy" in results and "tansu" in results and results["tansu"].get(k):
             row += f"   {results['kafkapy'][k] / results['tansu'][k]:>8.2f}"
         print(row)
-    print("(higher is better for msgs/MBps; lower is better for startup_s, p50/p99 ms, rss_MB)")
+    print("(higher is better for msgs/MBps; lower is better for startup_s, p50/p99 ms, rss_MB, broker_cpu)")
     return 0
 
 
