@@ -31,6 +31,8 @@ class BrokerServices:
     log_manager: Any = None
     group_coordinator: Any = None
     transaction_coordinator: Any = None
+    # Kafka's "topic" purgatory: admin requests waiting for the controller (DelayedControllerOperation).
+    topic_purgatory: Any = None
     broker_id: int = 0
     # Listener name -> the (host, port) this broker advertises on it, resolved after binding.
     advertised: dict[str, tuple[str, int]] = field(default_factory=dict)

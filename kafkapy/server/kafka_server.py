@@ -37,6 +37,7 @@ from kafkapy.server.kafka_config import ConfigError, KafkaConfig
 from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
+from kafkapy.server.purgatory import DelayedOperationPurgatory
 from kafkapy.server.replica_manager import ReplicaManager, effective_broker_configs
 from kafkapy.storage.log_manager import LogManager
 
@@ -184,7 +185,8 @@ class KafkaServer:
             config=config, time=time, replica_manager=rm, metadata_cache=self.metadata_cache,
             controller=self.controller, log_manager=self.log_manager, broker_id=self.broker_id,
             advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
-            extras={"socket_server": self.socket_server, "broker_epoch": self.broker_epoch})
+            extras={"socket_server": self.socket_server, "broker_epoch": self.broker_epoch},
+            topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id))
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this
         # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.
         self.services.group_coordinator = create_group_coordinator(self.services)
@@ -271,6 +273,8 @@ class KafkaServer:
             step("the request channel", self.request_channel.clear)
         if self.services is not None and self.services.group_coordinator is not None:  # coordinator/ owner
             step("the group coordinator", self.services.group_coordinator.shutdown)
+        if self.services is not None and self.services.topic_purgatory is not None:
+            step("the topic purgatory", self.services.topic_purgatory.shutdown)
         if self.scheduler is not None:
             step("the scheduler", self.scheduler.shutdown)
         if self.replica_manager is not None:

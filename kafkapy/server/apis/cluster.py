@@ -42,7 +42,8 @@ from kafkapy.protocol.messages import (
     ListPartitionReassignmentsResponse,
 )
 from kafkapy.server.apis.registry import api
-from kafkapy.server.apis.topics import await_result, controller_of, deadline_for
+from kafkapy.server.apis.topics import controller_of, respond_after_controller
+from kafkapy.server.delayed_controller_operation import controller_result
 
 # AclOperation bits a CLUSTER supports: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
 # ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12, CREATE_TOKENS 13, DESCRIBE_TOKENS 14.
@@ -123,21 +124,30 @@ def _elect_leaders_error(request: ElectLeadersRequest, version: int, code: int) 
 
 
 @api(ApiKey.ELECT_LEADERS, 0, 2, error_response=_elect_leaders_error)
-def handle_elect_leaders(ctx: Any, request: ElectLeadersRequest) -> ElectLeadersResponse:
+def handle_elect_leaders(ctx: Any, request: ElectLeadersRequest) -> Any:
     partitions = _requested_partitions(request)
     election_type = request.election_type if ctx.api_version >= 1 else ElectionType.PREFERRED
     if election_type not in (ElectionType.PREFERRED, ElectionType.UNCLEAN):
         raise InvalidRequestError(f"Unknown election type {election_type}")
     try:
-        controller = _active_controller(ctx)
-        results = await_result(controller.elect_leaders(partitions, election_type),
-                               deadline_for(ctx, request.timeout_ms), "elect leaders")
+        future = _active_controller(ctx).elect_leaders(partitions, election_type)
     except KafkaError as e:
-        return _election_response({tp: _outcome(e) for tp in partitions or []},
-                                  e.code if ctx.api_version >= 1 else 0)
-    if partitions is None:
-        results = {tp: e for tp, e in results.items() if not isinstance(e, ElectionNotNeededError)}
-    return _election_response({tp: _outcome(e) for tp, e in results.items()})
+        return _failed_election(ctx, partitions, e)
+
+    def build() -> ElectLeadersResponse:
+        try:
+            results = controller_result(future, "elect leaders")
+        except KafkaError as e:
+            return _failed_election(ctx, partitions, e)
+        if partitions is None:
+            results = {tp: e for tp, e in results.items() if not isinstance(e, ElectionNotNeededError)}
+        return _election_response({tp: _outcome(e) for tp, e in results.items()})
+
+    return respond_after_controller(ctx, request, [future], request.timeout_ms, build)
+
+
+def _failed_election(ctx: Any, partitions: Any, e: KafkaError) -> ElectLeadersResponse:
+    return _election_response({tp: _outcome(e) for tp in partitions or []}, e.code if ctx.api_version >= 1 else 0)
 
 
 # -- partition reassignments -------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from kafkapy.protocol.messages import (
     IncrementalAlterConfigsResponse,
 )
 from kafkapy.server.apis.registry import api
-from kafkapy.server.apis.topics import await_result, config_helper, controller_of, deadline_for
+from kafkapy.server.apis.topics import config_helper, controller_of, respond_after_controller
 from kafkapy.server.config_describer import (
     OP_APPEND,
     OP_DELETE,
@@ -50,6 +50,7 @@ from kafkapy.server.config_describer import (
     topic_config_types,
     validate_dynamic_broker_configs,
 )
+from kafkapy.server.delayed_controller_operation import controller_result
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
@@ -164,7 +165,7 @@ def _submit_broker(ctx: Any, name: str, configs: dict[str, str], validate_only: 
 
 
 def _collect(ctx: Any, request: Any, response_cls: Any, submit: Callable[[Any], Any]) -> Any:
-    """Submit every resource (submit returns a Future, or None when already done), then wait for all."""
+    """Submit every resource (submit returns a Future, or None when already done); answer when all are done."""
     pending: list[tuple[Any, Any]] = []
     for resource in request.resources:
         result = response_cls.AlterConfigsResourceResponse(resource_type=resource.resource_type,
@@ -176,15 +177,17 @@ def _collect(ctx: Any, request: Any, response_cls: Any, submit: Callable[[Any], 
             result.error_code, result.error_message = e.code, e.message
             future = None
         pending.append((result, future))
-    deadline = deadline_for(ctx, 0)
-    for result, future in pending:
-        if future is None:
-            continue
-        try:
-            await_result(future, deadline, "alter configs")
-        except KafkaError as e:
-            result.error_code, result.error_message = e.code, e.message
-    return response_cls(throttle_time_ms=0, responses=[r for r, _ in pending])
+    def build() -> Any:
+        for result, future in pending:
+            if future is None:
+                continue
+            try:
+                controller_result(future, "alter configs")
+            except KafkaError as e:
+                result.error_code, result.error_message = e.code, e.message
+        return response_cls(throttle_time_ms=0, responses=[r for r, _ in pending])
+
+    return respond_after_controller(ctx, request, [f for _, f in pending if f is not None], 0, build)
 
 
 @api(ApiKey.ALTER_CONFIGS, 0, 2, error_response=_alter_error(AlterConfigsResponse))

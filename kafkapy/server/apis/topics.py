@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafkapy.common.errors import (
     InvalidRequestError,
     KafkaError,
     NotControllerError,
-    RequestTimedOutError,
     TopicDeletionDisabledError,
     UnknownServerError,
     UnknownTopicIdError,
@@ -41,8 +39,10 @@ from kafkapy.protocol.messages import (
     DeleteTopicsResponse,
 )
 from kafkapy.protocol.types import ZERO_UUID
-from kafkapy.server.apis.registry import api
+from kafkapy.server.apis import registry
+from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.config_describer import ConfigHelper
+from kafkapy.server.delayed_controller_operation import complete_when_done, controller_result
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
@@ -61,21 +61,26 @@ def wait_ms_for(ctx: Any, timeout_ms: int) -> int:
     return timeout_ms if timeout_ms > 0 else ctx.server.config.get_int("request.timeout.ms")
 
 
-def await_result(future: concurrent.futures.Future, deadline: float, what: str) -> Any:
-    """The controller's answer, waiting until `deadline` (time.monotonic()); KafkaErrors propagate."""
-    try:
-        return future.result(timeout=max(0.0, deadline - time.monotonic()))
-    except concurrent.futures.TimeoutError:
-        raise RequestTimedOutError(f"Timed out waiting for the controller to {what}.") from None
-    except KafkaError:
-        raise
-    except Exception as e:  # the controller failed unexpectedly: never leak a traceback to the client
-        log.exception("Controller failed to %s", what)
-        raise UnknownServerError(str(e)) from None
+def respond_after_controller(ctx: Any, request: Any, futures: list[concurrent.futures.Future], timeout_ms: int,
+                             build: Callable[[], Any]) -> Any:
+    """Answer once the controller's futures are done (or the request times out) without holding this handler
+    thread: `build()` makes the response from the finished futures (read them with `controller_result`)."""
 
+    def finish() -> None:
+        try:
+            body = build()
+        except KafkaError as e:
+            body = registry.get(request.API_KEY).error_response(request, ctx.api_version, e.code)
+        except Exception:
+            log.exception("Could not answer %s v%d", type(request).__name__, ctx.api_version)
+            body = registry.get(request.API_KEY).error_response(request, ctx.api_version, UnknownServerError.code)
+        try:
+            ctx.respond(body)
+        except Exception:  # a completion thread must never die of one client's response
+            log.exception("Could not send the %s response", type(request).__name__)
 
-def deadline_for(ctx: Any, timeout_ms: int) -> float:
-    return time.monotonic() + wait_ms_for(ctx, timeout_ms) / 1000.0
+    complete_when_done(ctx.server.topic_purgatory, futures, wait_ms_for(ctx, timeout_ms), finish)
+    return DEFERRED
 
 
 def config_helper(ctx: Any) -> ConfigHelper:
@@ -130,7 +135,7 @@ def _created(ctx: Any, result: CreateTopicResult, version: int) -> Any:
 
 
 @api(ApiKey.CREATE_TOPICS, 0, 7, error_response=_create_topics_error)
-def handle_create_topics(ctx: Any, request: CreateTopicsRequest) -> CreateTopicsResponse:
+def handle_create_topics(ctx: Any, request: CreateTopicsRequest) -> Any:
     version = ctx.api_version
     dups = _duplicates(t.name for t in request.topics)
     to_create = []
@@ -140,26 +145,36 @@ def handle_create_topics(ctx: Any, request: CreateTopicsRequest) -> CreateTopics
         configs: dict[str, str | None] = {c.name: c.value for c in t.configs}
         assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
         to_create.append(CreatableTopic(t.name, t.num_partitions, t.replication_factor, assignment, configs))
-    results: dict[str, CreateTopicResult] = {}
+    future = None
+    failed: dict[str, CreateTopicResult] = {}
     if to_create:
         try:
             future = controller_of(ctx).create_topics(to_create, validate_only=bool(request.validate_only))
-            results = await_result(future, deadline_for(ctx, request.timeout_ms), "create topics")
         except KafkaError as e:
-            results = {t.name: CreateTopicResult(t.name, e) for t in to_create}
-    out = []
-    for t in request.topics:
-        if t.name in dups:
-            out.append(_create_error(t.name, InvalidRequestError.code, "Found multiple entries for this topic."))
-            continue
-        result = results.get(t.name)
-        if result is None:
-            out.append(_create_error(t.name, UnknownServerError.code, None))
-        elif result.error is not None:
-            out.append(_create_error(t.name, result.error.code, result.error.message))
-        else:
-            out.append(_created(ctx, result, version))
-    return CTResp(throttle_time_ms=0, topics=out)
+            failed = {t.name: CreateTopicResult(t.name, e) for t in to_create}
+
+    def build() -> CreateTopicsResponse:
+        results = failed
+        if future is not None:
+            try:
+                results = controller_result(future, "create topics")
+            except KafkaError as e:
+                results = {t.name: CreateTopicResult(t.name, e) for t in to_create}
+        out = []
+        for t in request.topics:
+            if t.name in dups:
+                out.append(_create_error(t.name, InvalidRequestError.code, "Found multiple entries for this topic."))
+                continue
+            result = results.get(t.name)
+            if result is None:
+                out.append(_create_error(t.name, UnknownServerError.code, None))
+            elif result.error is not None:
+                out.append(_create_error(t.name, result.error.code, result.error.message))
+            else:
+                out.append(_created(ctx, result, version))
+        return CTResp(throttle_time_ms=0, topics=out)
+
+    return respond_after_controller(ctx, request, [future] if future else [], request.timeout_ms, build)
 
 
 # -- DeleteTopics ------------------------------------------------------------------------------------------------
@@ -179,7 +194,7 @@ def _delete_topics_error(request: DeleteTopicsRequest, version: int, code: int) 
 
 
 @api(ApiKey.DELETE_TOPICS, 0, 6, error_response=_delete_topics_error)
-def handle_delete_topics(ctx: Any, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+def handle_delete_topics(ctx: Any, request: DeleteTopicsRequest) -> Any:
     version = ctx.api_version
     cache = ctx.server.metadata_cache
     controller = controller_of(ctx)
@@ -200,25 +215,29 @@ def handle_delete_topics(ctx: Any, request: DeleteTopicsRequest) -> DeleteTopics
             result.error_message = "This server does not host this topic-partition."
         elif name not in to_delete:
             to_delete.append(name)
-    if to_delete:
-        try:
-            errors = await_result(controller.delete_topics(to_delete), deadline_for(ctx, request.timeout_ms),
-                                  "delete topics")
-        except KafkaError as e:
-            errors = {name: e for name in to_delete}
-        for result in results:
-            error = errors.get(result.name) if result.error_code == 0 else None
-            if error is None:
-                continue
-            code = error.code
-            if isinstance(error, TopicDeletionDisabledError) and version < 3:
-                code = InvalidRequestError.code  # what pre-v3 clients understand
-            result.error_code = code
-            result.error_message = error.message
-    if version < 5:
-        for result in results:
-            result.error_message = None
-    return DTResp(throttle_time_ms=0, responses=results)
+    future = controller.delete_topics(to_delete) if to_delete else None
+
+    def build() -> DeleteTopicsResponse:
+        if future is not None:
+            try:
+                errors = controller_result(future, "delete topics")
+            except KafkaError as e:
+                errors = {name: e for name in to_delete}
+            for result in results:
+                error = errors.get(result.name) if result.error_code == 0 else None
+                if error is None:
+                    continue
+                code = error.code
+                if isinstance(error, TopicDeletionDisabledError) and version < 3:
+                    code = InvalidRequestError.code  # what pre-v3 clients understand
+                result.error_code = code
+                result.error_message = error.message
+        if version < 5:
+            for result in results:
+                result.error_message = None
+        return DTResp(throttle_time_ms=0, responses=results)
+
+    return respond_after_controller(ctx, request, [future] if future else [], request.timeout_ms, build)
 
 
 # -- CreatePartitions --------------------------------------------------------------------------------------------
@@ -232,10 +251,9 @@ def _create_partitions_error(request: CreatePartitionsRequest, version: int, cod
 
 
 @api(ApiKey.CREATE_PARTITIONS, 0, 3, error_response=_create_partitions_error)
-def handle_create_partitions(ctx: Any, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+def handle_create_partitions(ctx: Any, request: CreatePartitionsRequest) -> Any:
     dups = _duplicates(t.name for t in request.topics)
     controller = controller_of(ctx)
-    deadline = deadline_for(ctx, request.timeout_ms)
     futures: dict[str, concurrent.futures.Future] = {}
     for t in request.topics:
         if t.name in dups or t.name in futures:
@@ -243,15 +261,19 @@ def handle_create_partitions(ctx: Any, request: CreatePartitionsRequest) -> Crea
         assignment = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
         futures[t.name] = controller.create_partitions(t.name, t.count, assignment,
                                                        validate_only=bool(request.validate_only))
-    results = []
-    for name in dict.fromkeys(t.name for t in request.topics):
-        if name in dups:
-            results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=InvalidRequestError.code,
-                                                              error_message="Duplicate topic in request."))
-            continue
-        try:
-            await_result(futures[name], deadline, "create partitions")
-            results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=0, error_message=None))
-        except KafkaError as e:
-            results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=e.code, error_message=e.message))
-    return CPResp(throttle_time_ms=0, results=results)
+    def build() -> CreatePartitionsResponse:
+        results = []
+        for name in dict.fromkeys(t.name for t in request.topics):
+            if name in dups:
+                results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=InvalidRequestError.code,
+                                                                  error_message="Duplicate topic in request."))
+                continue
+            try:
+                controller_result(futures[name], "create partitions")
+                results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=0, error_message=None))
+            except KafkaError as e:
+                results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=e.code,
+                                                                  error_message=e.message))
+        return CPResp(throttle_time_ms=0, results=results)
+
+    return respond_after_controller(ctx, request, list(futures.values()), request.timeout_ms, build)
