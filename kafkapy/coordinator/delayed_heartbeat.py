@@ -2,8 +2,9 @@
 
 Watched under the key (group id, member id) in the heartbeat purgatory. Every sign of life
 (heartbeat, join, sync, commit) completes the current one and schedules the next
-(`GroupCoordinator.complete_and_schedule_next_expiration`); one that expires removes the member and
-rebalances the group. Like delayed_join.py this is logic wrapped by an injected server DelayedOperation.
+(`GroupMembershipManager.complete_and_schedule_next_expiration`); one that expires removes the member
+and rebalances the group. Like delayed_join.py this is logic wrapped by an injected server
+DelayedOperation; it calls back through the narrow SessionCallbacks protocol.
 
 No byte format. Thread-safety: every method runs under the group's lock (the operation's lock).
 """
@@ -11,10 +12,9 @@ No byte format. Thread-safety: every method runs under the group's lock (the ope
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from kafkapy.coordinator.group_coordinator import GroupCoordinator
     from kafkapy.coordinator.group_metadata import GroupMetadata
 
 
@@ -22,20 +22,29 @@ def member_key(group_id: str, member_id: str) -> tuple[str, str]:
     return (group_id, member_id)
 
 
+class SessionCallbacks(Protocol):
+    """What a member's session expiry needs from the group membership."""
+
+    def try_complete_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool,
+                               force_complete: Callable[[], bool]) -> bool: ...
+
+    def on_expire_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool) -> None: ...
+
+
 class DelayedHeartbeat:
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member_id: str, is_pending: bool,
+    def __init__(self, callbacks: SessionCallbacks, group: GroupMetadata, member_id: str, is_pending: bool,
                  timeout_ms: int) -> None:
-        self.coordinator = coordinator
+        self.callbacks = callbacks
         self.group = group
         self.member_id = member_id
         self.is_pending = is_pending
         self.delay_ms = timeout_ms
 
     def try_complete(self, force_complete: Callable[[], bool]) -> bool:
-        return self.coordinator.try_complete_heartbeat(self.group, self.member_id, self.is_pending, force_complete)
+        return self.callbacks.try_complete_heartbeat(self.group, self.member_id, self.is_pending, force_complete)
 
     def on_complete(self) -> None:
         """Nothing: a completed heartbeat expectation needs no answer."""
 
     def on_expiration(self) -> None:
-        self.coordinator.on_expire_heartbeat(self.group, self.member_id, self.is_pending)
+        self.callbacks.on_expire_heartbeat(self.group, self.member_id, self.is_pending)

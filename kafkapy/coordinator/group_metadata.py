@@ -23,6 +23,7 @@ from typing import Any
 
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.coordinator.consumer_protocol import parse_subscription_topics
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadata")
 
@@ -493,8 +494,6 @@ class GroupMetadata:
             return set()
         if self.protocol_name is None:
             return None
-        from kafkapy.coordinator.group_records import parse_subscription_topics
-
         topics: set[str] = set()
         for member in self.members.values():
             parsed = parse_subscription_topics(member.metadata(self.protocol_name))

@@ -265,6 +265,10 @@ class GroupMetadataManager:
         with group.lock:
             return group.is_state(GroupState.DEAD)
 
+    def missing_group_error(self, group_id: str) -> int:
+        """The error for a group that is not here: GROUP_ID_NOT_FOUND when we own its partition."""
+        return ErrorCode.GROUP_ID_NOT_FOUND if self.group_not_exists(group_id) else ErrorCode.NOT_COORDINATOR
+
     # -- writes ---------------------------------------------------------------------------------------
 
     def _build(self, entries: Iterable[tuple[bytes, bytes | None]]) -> bytes:

@@ -4,8 +4,7 @@ Key = int16 record type + key struct (v0 layout): type 1 (0 legacy) OffsetCommit
 partition); type 2 GroupMetadataKey(group). Value = int16 version + value struct: OffsetCommitValue v3
 (v1 when an explicit expire timestamp exists, as Kafka writes them), GroupMetadataValue v3. A null
 value is a tombstone (offset deleted / group deleted). Records of the new coordinator's other types
-(3+) are recognised and skipped when loading. Also parses ConsumerProtocolSubscription bytes (int16
-version + struct, versions above the newest known read at the newest) for subscribed topics.
+(3+) are recognised and skipped when loading.
 
 Thread-safety: stateless functions.
 """
@@ -25,7 +24,6 @@ from kafkapy.coordinator.group_metadata import (
     OffsetAndMetadata,
 )
 from kafkapy.protocol.message import ProtocolDecodeError
-from kafkapy.protocol.messages.data import ConsumerProtocolSubscription
 from kafkapy.protocol.messages.group_coordinator import (
     GroupMetadataKey,
     GroupMetadataValue,
@@ -159,16 +157,3 @@ def read_group_value(group_id: str, value: bytes | memoryview, time: Time) -> Gr
     group.subscribed_topics = group.compute_subscribed_topics()
     return group
 
-
-def parse_subscription_topics(metadata: bytes | memoryview) -> list[str] | None:
-    """Topics of a ConsumerProtocolSubscription, or None when it does not parse."""
-    if len(metadata) < 2:
-        return None
-    (version,) = _INT16.unpack_from(metadata, 0)
-    if version < 0:
-        return None
-    version = min(version, ConsumerProtocolSubscription.VALID_VERSIONS[1])
-    try:
-        return list(ConsumerProtocolSubscription.decode(memoryview(metadata)[2:], version).topics)
-    except (ProtocolDecodeError, ValueError):
-        return None

@@ -30,7 +30,10 @@ from kafkapy.controller.controller import Controller
 from kafkapy.controller.controller_events import AlterPartitionItem
 from kafkapy.controller.local_store import LocalMetadataStore
 from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
-from kafkapy.server.apis.groups import create_group_coordinator
+from kafkapy.coordinator.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.group_membership import GroupConfig
+from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
+from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_config import ConfigError, KafkaConfig
@@ -46,6 +49,17 @@ log = logging.getLogger("kafka.server.KafkaServer")
 CONTROLLER_STARTUP_TIMEOUT_S = 60.0
 INITIAL_TASK_DELAY_MS = 30_000  # Kafka's LogManager.InitialTaskDelayMs
 FLUSH_CHECK_CAP_MS = 1_000  # rolled segments are flushed by the flusher task within this bound
+
+
+def create_group_coordinator(services: BrokerServices) -> GroupCoordinator:
+    """The GroupCoordinator of a broker over its replica manager, with its own Heartbeat and Rebalance
+    purgatories (call startup() once the replica manager is running)."""
+    config, time, broker_id = services.config, services.time, services.broker_id
+    offset_config = OffsetConfig.from_config(config)
+    manager = GroupMetadataManager(broker_id, offset_config, time, services.replica_manager, services.metadata_cache)
+    return GroupCoordinator(broker_id, GroupConfig.from_config(config), offset_config, manager, time,
+                            DelayedOperationPurgatory("Heartbeat", time, broker_id=broker_id),
+                            DelayedOperationPurgatory("Rebalance", time, broker_id=broker_id), GroupDelayedOperation)
 
 
 class KafkaScheduler:

@@ -1,14 +1,15 @@
 """Group APIs: FindCoordinator (10, v0-6, batched v4+), JoinGroup (11, v0-9), Heartbeat (12, v0-4),
 LeaveGroup (13, v0-5, batched v3+), SyncGroup (14, v0-5), DescribeGroups (15, v0-6), ListGroups (16, v0-5),
-DeleteGroups (42, v0-2); and the wiring of the GroupCoordinator into the broker.
+DeleteGroups (42, v0-2); and GroupDelayedOperation, the adapter that runs the coordinator's delayed
+operations in this broker's purgatories.
 
 Handlers translate requests into GroupCoordinator calls and results into responses, version by
 version as Kafka's KafkaApis does. JoinGroup and SyncGroup answer from the coordinator's callback
 (DEFERRED: they wait in the rebalance purgatory, never on a handler thread). FindCoordinator finds the
 leader of the key's __consumer_offsets partition (abs(String.hashCode) % partitions) and asks the
 controller to create the internal topic when it does not exist yet (COORDINATOR_NOT_AVAILABLE meanwhile).
-`create_group_coordinator(services)` builds the coordinator with this broker's purgatories and the
-DelayedOperation adapter (the coordinator layer cannot import server/).
+The broker (kafka_server.py) builds the coordinator with its purgatories and GroupDelayedOperation
+(the coordinator layer cannot import server/).
 
 Thread-safety: stateless; responses are sent from whichever thread completes the operation.
 """
@@ -42,7 +43,7 @@ from kafkapy.protocol.messages import (
     SyncGroupResponse,
 )
 from kafkapy.server.apis.registry import DEFERRED, api
-from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
+from kafkapy.server.purgatory import DelayedOperation
 
 TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
@@ -78,18 +79,6 @@ class GroupDelayedOperation(DelayedOperation):
 
     def on_expiration(self) -> None:
         self.logic.on_expiration()
-
-
-def create_group_coordinator(services: Any) -> GroupCoordinator:
-    """The GroupCoordinator of a broker (call startup() once the replica manager is running)."""
-    time = services.time
-    broker_id = services.broker_id
-
-    def purgatory(name: str) -> DelayedOperationPurgatory:
-        return DelayedOperationPurgatory(name, time, broker_id=broker_id)
-
-    return GroupCoordinator.create(services.config, time, services.replica_manager, services.metadata_cache,
-                                   purgatory, GroupDelayedOperation, broker_id)
 
 
 def _coordinator(ctx: Any) -> GroupCoordinator | None:
@@ -308,4 +297,4 @@ def handle_delete_groups(ctx: Any, request: DeleteGroupsRequest) -> DeleteGroups
     return DeleteGroupsResponse(throttle_time_ms=0, results=results)
 
 
-__all__ = ["GroupDelayedOperation", "create_group_coordinator", "find_coordinator_node", "partition_for"]
+__all__ = ["GroupDelayedOperation", "find_coordinator_node", "partition_for"]

@@ -10,7 +10,8 @@ from typing import Any
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.time import MockTime
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.coordinator.group_coordinator import GroupConfig, GroupCoordinator
+from kafkapy.coordinator.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafkapy.record.batch_header import write_base_offset
 from kafkapy.record.memory_records import MemoryRecords

@@ -12,6 +12,7 @@ from kafkapy.common.errors import ErrorCode
 from kafkapy.common.time import MockTime
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator import group_records as records
+from kafkapy.coordinator.consumer_protocol import parse_subscription_topics
 from kafkapy.coordinator.group_metadata import E, GroupMetadata, OffsetAndMetadata, S
 from kafkapy.coordinator.group_metadata_manager import java_string_hashcode, partition_for
 from kafkapy.protocol.messages.data import ConsumerProtocolSubscription
@@ -88,11 +89,11 @@ def test_group_metadata_record_bytes() -> None:
 
 def test_subscription_topics_parse() -> None:
     sub = ConsumerProtocolSubscription(topics=["a", "b"], user_data=None)
-    assert records.parse_subscription_topics(b"\x00\x01" + sub.encode(1)) == ["a", "b"]
+    assert parse_subscription_topics(b"\x00\x01" + sub.encode(1)) == ["a", "b"]
     # A version newer than we know is read at our newest (later versions only append fields).
-    assert records.parse_subscription_topics(b"\x00\x09" + sub.encode(3)) == ["a", "b"]
-    assert records.parse_subscription_topics(b"\x00") is None
-    assert records.parse_subscription_topics(b"\x00\x00\xff") is None
+    assert parse_subscription_topics(b"\x00\x09" + sub.encode(3)) == ["a", "b"]
+    assert parse_subscription_topics(b"\x00") is None
+    assert parse_subscription_topics(b"\x00\x00\xff") is None
 
 
 def test_standalone_commit_and_fetch(h: Harness) -> None:
