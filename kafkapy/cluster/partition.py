@@ -65,6 +65,8 @@ class LogReadInfo(NamedTuple):
     high_watermark: int
     log_start_offset: int
     last_stable_offset: int
+    # read_committed: the aborted transactions overlapping the data, [(producer_id, first_offset)]; else None
+    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 class Partition:
@@ -135,8 +137,7 @@ class Partition:
 
     @property
     def last_stable_offset(self) -> int:
-        # No transactions yet: nothing is pending, so the LSO is the HW.
-        return self.high_watermark
+        return self.log.last_stable_offset if self.log is not None else 0
 
     def remote_replica(self, broker_id: int) -> Replica | None:
         return self._remote.get(broker_id)
@@ -284,7 +285,7 @@ class Partition:
             local_log = self._check_leader_epoch(current_leader_epoch, fetch_only_from_leader)
             hw = local_log.high_watermark
             log_start = local_log.log_start_offset
-            lso = hw
+            lso = local_log.last_stable_offset
         if isolation == FetchIsolation.LOG_END:
             max_offset = None
         elif isolation == FetchIsolation.TXN_COMMITTED:
@@ -292,7 +293,13 @@ class Partition:
         else:
             max_offset = hw
         data = local_log.read(fetch_offset, max_bytes, max_offset, min_one_message)
-        return LogReadInfo(data, hw, log_start, lso)
+        if isolation != FetchIsolation.TXN_COMMITTED:
+            return LogReadInfo(data, hw, log_start, lso)
+        aborted: list[tuple[int, int]] = []
+        if data.records is not None:
+            aborted = [(t.producer_id, t.first_offset)
+                       for t in local_log.collect_aborted_transactions(fetch_offset, lso)]
+        return LogReadInfo(data, hw, log_start, lso, aborted)
 
     def fetch_offset_for_timestamp(self, timestamp: int, isolation_level: int | None = READ_UNCOMMITTED,
                                    current_leader_epoch: int = -1,

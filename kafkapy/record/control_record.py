@@ -13,6 +13,8 @@ import struct
 from enum import IntEnum
 from typing import NamedTuple
 
+from kafkapy.record.batch_header import RECORD_BATCH_OVERHEAD, BatchHeader
+from kafkapy.record.default_record import decode_records
 from kafkapy.record.errors import InvalidRecordError
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
@@ -24,6 +26,7 @@ __all__ = [
     "parse_control_type",
     "parse_control_key",
     "build_end_txn_marker_batch",
+    "read_end_txn_marker",
 ]
 
 CONTROL_KEY_VERSION = 0
@@ -113,3 +116,19 @@ def build_end_txn_marker_batch(
     )
     b.append(timestamp, marker.encode_key(), marker.encode_value())
     return b.build()
+
+
+def read_end_txn_marker(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader) -> EndTransactionMarker | None:
+    """The COMMIT/ABORT marker of the control batch at buf[pos] (None for other control types).
+
+    Decodes the batch's one record (marker batches are uncompressed); called once per control batch."""
+    end = pos + header.size_in_bytes
+    records = decode_records(buf, header.records_count, header.base_offset, header.base_timestamp,
+                             pos=pos + RECORD_BATCH_OVERHEAD, end=end)
+    if not records:
+        raise InvalidRecordError("Control batch has no record")
+    record = records[0]
+    _, ctype = parse_control_key(record.key)
+    if ctype not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        return None
+    return EndTransactionMarker.decode(record.key, record.value)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kafkapy.cluster.partition import FetchIsolation
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.server.purgatory import DelayedOperation
@@ -60,7 +61,12 @@ class DelayedFetch(DelayedOperation):
                 return self.force_complete()
             if 0 <= info.current_leader_epoch != partition.leader_epoch:
                 return self.force_complete()
-            end = partition.log_end_offset if params.is_from_follower else partition.high_watermark
+            if params.is_from_follower:
+                end = partition.log_end_offset
+            elif params.isolation == FetchIsolation.TXN_COMMITTED:
+                end = partition.last_stable_offset
+            else:
+                end = partition.high_watermark
             if end <= fetch_offset:
                 if fetch_offset > partition.log_end_offset:
                     return self.force_complete()  # the log was truncated below the fetch offset

@@ -124,6 +124,8 @@ class FetchPartitionData:
     diverging_epoch: tuple[int, int] | None = None
     current_leader: tuple[int, int] | None = None
     preferred_read_replica: int = -1
+    # read_committed fetches: [(producer_id, first_offset)] of aborted transactions in range; else None
+    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 @dataclass(slots=True)
@@ -480,7 +482,7 @@ class ReplicaManager:
                     self.produce_purgatory.check_and_complete(tp)
                     self.fetch_purgatory.check_and_complete(tp)
             return FetchPartitionData(0, read.high_watermark, read.last_stable_offset, read.log_start_offset,
-                                      read.fetched_data.records)
+                                      read.fetched_data.records, aborted_transactions=read.aborted_transactions)
         except OffsetOutOfRangeError as e:
             log.debug("Fetch of %s at %d out of range: %s", tp, info.fetch_offset, e)
             return FetchPartitionData(e.code)
@@ -524,7 +526,7 @@ class ReplicaManager:
             if isolation_level is None:
                 last_fetchable = local_log.log_end_offset
             else:
-                last_fetchable = partition.high_watermark  # LSO == HW until transactions arrive
+                last_fetchable = partition.high_watermark if isolation_level == 0 else partition.last_stable_offset
             if timestamp == LATEST_TIMESTAMP:
                 return ListOffsetsResult(0, -1, last_fetchable, leader_epoch)
             found = local_log.fetch_offset_by_timestamp(timestamp)

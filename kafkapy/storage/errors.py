@@ -34,6 +34,7 @@ __all__ = [
     "InconsistentTopicIdError",
     "InconsistentClusterIdError",
     "CorruptIndexError",
+    "CorruptSnapshotError",
     "LogSegmentOffsetOverflowError",
     "OffsetsOutOfOrderError",
     "UnexpectedAppendOffsetError",
@@ -47,6 +48,10 @@ _STORAGE = {"code": 56, "name": "KAFKA_STORAGE_ERROR", "retriable": True}
 
 class CorruptIndexError(KafkaStorageError, **_STORAGE):
     """An index file that fails its sanity check; the segment is rebuilt by recovery."""
+
+
+class CorruptSnapshotError(KafkaStorageError, **_STORAGE):
+    """A producer `.snapshot` file with a bad version, CRC or length; it is deleted and state is replayed."""
 
 
 class LogSegmentOffsetOverflowError(KafkaStorageError, **_STORAGE):

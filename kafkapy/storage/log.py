@@ -57,6 +57,9 @@ from kafkapy.storage.log_segment import (
     LogSegment,
     TimestampAndOffset,
 )
+from kafkapy.storage.producer_state import APPEND_ORIGIN_REPLICATION
+from kafkapy.storage.producer_state_manager import ProducerStateManager
+from kafkapy.storage.transaction_index import AbortedTxn
 from kafkapy.storage.time_index import NO_TIMESTAMP
 
 __all__ = ["Log", "LogAppendInfo", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP"]
@@ -136,6 +139,8 @@ class Log(LogRetention):
         self.topic_id = topic_id
         self._closed = False
         self._hot = _HotConfig(None)
+        self.producer_state_manager = ProducerStateManager(
+            self.topic_partition, dir_, getattr(config, "producer_id_expiration_ms", 86_400_000))
 
     @classmethod
     def open(cls, dir_: str, config: LogConfig, time: Time = SYSTEM, log_start_offset: int = 0,
@@ -147,6 +152,7 @@ class Log(LogRetention):
         loaded = load_log(dir_, config, time, log_start_offset, recovery_point, had_clean_shutdown)
         log = cls(dir_, config, loaded.segments, loaded.log_start_offset, loaded.recovery_point,
                   loaded.next_offset, loaded.leader_epoch_cache, time, topic_id)
+        log.rebuild_producer_state()
         metadata = PartitionMetadataFile(os.path.join(dir_, PARTITION_METADATA_FILE))
         if topic_id is not None:
             if not metadata.exists() or metadata.read() != topic_id:
@@ -183,7 +189,37 @@ class Log(LogRetention):
         """Record the partition's HW (bounded to [log_start_offset, log_end_offset]); retention respects it."""
         bounded = max(self._log_start_offset, min(hw, self._next_offset))
         self._high_watermark = bounded
+        self.producer_state_manager.on_high_watermark_updated(bounded)
         return bounded
+
+    @property
+    def last_stable_offset(self) -> int:
+        """min(first unstable offset, HW): read_committed consumers read below it."""
+        hw = self.high_watermark
+        first_unstable = self.producer_state_manager.first_unstable_offset()
+        return hw if first_unstable is None else min(first_unstable, hw)
+
+    def rebuild_producer_state(self) -> None:
+        """Producer state from the newest snapshot and the batches after it (load and truncation)."""
+        from kafkapy.storage.log_recovery.producer_state_loader import rebuild_producer_state
+
+        with self.lock:
+            rebuild_producer_state(self.producer_state_manager, self._segments, self._log_start_offset,
+                                   self._next_offset)
+            if self._high_watermark is not None:
+                self.producer_state_manager.on_high_watermark_updated(self._high_watermark)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [start_offset, upper_bound_offset) (read_committed fetches)."""
+        segments, bases = self._segments, self._bases
+        i = max(0, bisect.bisect_right(bases, start_offset) - 1)
+        out: list[AbortedTxn] = []
+        for segment in segments[i:]:
+            result = segment.txn_index.collect_aborted_txns(start_offset, upper_bound_offset)
+            out.extend(result.aborted)
+            if result.is_complete or segment.base_offset >= upper_bound_offset:
+                break
+        return out
 
     @property
     def segments(self) -> tuple[LogSegment, ...]:
@@ -287,11 +323,24 @@ class Log(LogRetention):
                 offset = last + 1
                 pos = end
             last_offset = offset - 1
+            analysis = None
+            for h in headers:
+                if h.producer_id >= 0:
+                    analysis = self.producer_state_manager.analyze_batches(buf, headers, first_offset, origin)
+                    if analysis.duplicate is not None:
+                        d = analysis.duplicate
+                        return LogAppendInfo(d.first_offset, d.last_offset, max_ts, offset_of_max, d.timestamp,
+                                             self._log_start_offset, 0, 0, 0)
+                    break
             size = len(buf)
             segment = self._segments[-1]
             if segment.should_roll_at(hot.max_segment_ms, hot.segment_size, max_ts, last_offset, size, now):
                 segment = self.roll(first_offset)
             segment.append(last_offset, max_ts, offset_of_max, buf)
+            if analysis is not None:
+                self.producer_state_manager.apply(analysis, offset)
+                if analysis.completed:
+                    self.producer_state_manager.complete_txns(analysis.completed, segment.txn_index)
             if leader_epoch >= 0:
                 self.leader_epoch_cache.assign(leader_epoch, first_offset)
             self._next_offset = offset
@@ -340,8 +389,12 @@ class Log(LogRetention):
                 if ts > max_ts:
                     max_ts, offset_of_max = ts, last
             last_offset = infos[-1][2]
+            analysis = _analyze_follower_producers(self.producer_state_manager, records, infos)
             segment = self._maybe_roll(valid_bytes, max_ts, first, last_offset, now)
             segment.append(last_offset, max_ts, offset_of_max, memoryview(records)[:valid_bytes])
+            if analysis is not None:
+                self.producer_state_manager.apply(analysis, last_offset + 1)
+                self.producer_state_manager.complete_txns(analysis.completed, segment.txn_index)
             for _pos, base, _last, _ts, epoch, magic in infos:
                 if magic >= 2 and epoch >= 0:
                     self.leader_epoch_cache.assign(epoch, base)
@@ -374,6 +427,9 @@ class Log(LogRetention):
                 raise RuntimeError(f"Trying to roll a new log segment for {self.topic_partition} with start offset "
                                    f"{new_offset} while it already exists.")
             active.on_become_inactive_segment()
+            # Kafka snapshots the producer state at each new segment's base offset.
+            self.producer_state_manager.map_end_offset = new_offset
+            self.producer_state_manager.take_snapshot()
             for suffix in (".log", ".index", ".timeindex", ".txnindex"):
                 stale = os.path.join(self.dir, f"{new_offset:020d}{suffix}")
                 if os.path.exists(stale):
@@ -499,6 +555,8 @@ class Log(LogRetention):
             self._pending_flush_offset = min(self._pending_flush_offset, target_offset)
             if self._high_watermark is not None:
                 self._high_watermark = min(self._high_watermark, target_offset)
+            self.producer_state_manager.delete_snapshots_after(target_offset)
+            self.rebuild_producer_state()
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
@@ -518,6 +576,8 @@ class Log(LogRetention):
             self._recovery_point = new_offset
             self._pending_flush_offset = new_offset
             self._high_watermark = None if self._high_watermark is None else new_offset
+            self.producer_state_manager.delete_snapshots_after(-1)
+            self.producer_state_manager.reset(new_offset)
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
@@ -527,6 +587,13 @@ class Log(LogRetention):
             if self._closed:
                 return
             self._closed = True
+            try:
+                self.producer_state_manager.map_end_offset = self._next_offset
+                self.producer_state_manager.take_snapshot()
+            except OSError as e:  # a missing dir (deleted log): nothing to snapshot
+                import logging
+
+                logging.getLogger(__name__).debug("No producer snapshot for %s: %s", self.topic_partition, e)
             for segment in self._segments:
                 segment.close()
             self._finish_pending_deletes(force=True)
@@ -591,3 +658,18 @@ def _analyze_follower_batches(records: bytes | bytearray | memoryview) -> tuple[
         out.append((pos, first, info.last_offset, info.max_timestamp, info.partition_leader_epoch, info.magic))
         pos += LOG_OVERHEAD + size
     return out, pos
+
+
+def _analyze_follower_producers(psm: ProducerStateManager, records: bytes | bytearray | memoryview,
+                                infos: list[tuple[int, int, int, int, int, int]]):  # type: ignore[no-untyped-def]
+    """Producer-state analysis of a follower append's magic-2 batches with producer ids (None if there are none)."""
+    from kafkapy.record.batch_header import read_batch_header
+
+    headers, positions = [], []
+    for pos, _base, _last, _ts, _epoch, magic in infos:
+        if magic >= 2 and int.from_bytes(records[pos + 43:pos + 51], "big", signed=True) >= 0:
+            headers.append(read_batch_header(records, pos))
+            positions.append(pos)
+    if not headers:
+        return None
+    return psm.analyze_batches(records, headers, -1, APPEND_ORIGIN_REPLICATION, positions)

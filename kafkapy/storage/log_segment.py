@@ -34,6 +34,7 @@ from kafkapy.storage.file_records import (
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.offset_index import OffsetIndex
 from kafkapy.storage.time_index import NO_TIMESTAMP, TimeIndex, TimestampOffset
+from kafkapy.storage.transaction_index import TransactionIndex
 
 _INT32_MAX = 2**31 - 1
 
@@ -145,6 +146,7 @@ class LogSegment:
         self._offset_index_path = offset_index_file_name(dir_, base_offset, file_suffix)
         self._time_index_path = time_index_file_name(dir_, base_offset, file_suffix)
         self._txn_index_path = txn_index_file_name(dir_, base_offset, file_suffix)
+        self.txn_index = TransactionIndex(base_offset, self._txn_index_path)
         self._max_index_size = config.max_index_size
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
@@ -475,6 +477,7 @@ class LogSegment:
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         self.offset_index.resize(self.offset_index.max_index_size)
         self.time_index.resize(self.time_index.max_index_size)
         truncated = 0 if mapping is None else self.log.truncate_to(mapping.position)
@@ -501,6 +504,7 @@ class LogSegment:
         self.log.flush()
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         if self._max_ts_and_offset is not None:
@@ -527,7 +531,7 @@ class LogSegment:
                 idx.delete_if_exists()
             else:
                 _unlink_quietly(path)
-        _unlink_quietly(self._txn_index_path)
+        self.txn_index.delete_if_exists()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         def renamed(path: str) -> str:
@@ -543,9 +547,8 @@ class LogSegment:
             elif os.path.exists(getattr(self, path_attr)):
                 os.rename(getattr(self, path_attr), new_path)
             setattr(self, path_attr, new_path)
-        if os.path.exists(self._txn_index_path):
-            os.rename(self._txn_index_path, renamed(self._txn_index_path))
         self._txn_index_path = renamed(self._txn_index_path)
+        self.txn_index.rename_to(self._txn_index_path)
 
     def has_suffix(self, suffix: str) -> bool:
         return self.log.path.endswith(suffix)
@@ -556,6 +559,7 @@ class LogSegment:
         self._offset_index_path = os.path.join(dir_, os.path.basename(self._offset_index_path))
         self._time_index_path = os.path.join(dir_, os.path.basename(self._time_index_path))
         self._txn_index_path = os.path.join(dir_, os.path.basename(self._txn_index_path))
+        self.txn_index.path = self._txn_index_path
         for idx in (self._offset_index, self._time_index):
             if idx is not None:
                 idx.update_parent_dir(dir_)

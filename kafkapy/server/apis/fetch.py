@@ -35,7 +35,8 @@ def _partition_data(index: int, d: FetchPartitionData, version: int) -> Any:
     pd = Resp.PartitionData(
         partition_index=index, error_code=d.error, high_watermark=d.high_watermark,
         last_stable_offset=d.last_stable_offset, log_start_offset=d.log_start_offset,
-        aborted_transactions=None,
+        aborted_transactions=None if d.aborted_transactions is None else [
+            Resp.AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in d.aborted_transactions],
         preferred_read_replica=d.preferred_read_replica, records=d.records if d.records is not None else b"")
     if version < 12:
         return pd  # the tagged fields below exist from v12
