@@ -59,8 +59,8 @@ from kafkapy.storage.log_segment import (
 )
 from kafkapy.storage.producer_state import APPEND_ORIGIN_REPLICATION
 from kafkapy.storage.producer_state_manager import ProducerStateManager
-from kafkapy.storage.transaction_index import AbortedTxn
 from kafkapy.storage.time_index import NO_TIMESTAMP
+from kafkapy.storage.transaction_index import AbortedTxn
 
 __all__ = ["Log", "LogAppendInfo", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP"]
 

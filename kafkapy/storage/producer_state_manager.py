@@ -29,7 +29,6 @@ from kafkapy.record.batch_header import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MA
 from kafkapy.record.control_record import read_end_txn_marker
 from kafkapy.record.crc import crc32c
 from kafkapy.storage.errors import CorruptSnapshotError
-from kafkapy.storage.transaction_index import AbortedTxn, TransactionIndex
 from kafkapy.storage.producer_state import (
     APPEND_ORIGIN_CLIENT,
     BatchMetadata,
@@ -38,6 +37,7 @@ from kafkapy.storage.producer_state import (
     ProducerStateEntry,
     TxnMetadata,
 )
+from kafkapy.storage.transaction_index import AbortedTxn, TransactionIndex
 
 __all__ = ["ProducerStateManager", "AppendAnalysis", "SNAPSHOT_FILE_SUFFIX", "read_snapshot", "write_snapshot",
            "snapshot_file_name", "list_snapshot_offsets"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from storage_helpers import START_MS, batch, config, open_log
 
 from kafkapy.common.errors import (
     InvalidProducerEpochError,
@@ -16,8 +17,6 @@ from kafkapy.common.time import MockTime
 from kafkapy.record.control_record import ControlRecordType, build_end_txn_marker_batch
 from kafkapy.storage.producer_state_manager import list_snapshot_offsets, read_snapshot
 from kafkapy.storage.transaction_index import AbortedTxn, TransactionIndex
-
-from storage_helpers import START_MS, batch, config, open_log
 
 PID = 1000
 
