@@ -1,5 +1,10 @@
 """AdminClient: Kafka's admin operations over the wire protocol (works with any Kafka broker).
 
+One class carrying the whole public API; its requests go through one AdminCalls (admin_calls.py:
+node routing, metadata refresh, retries). Topics, configs and cluster calls are implemented here;
+the partition/replica, consumer group and quota/SCRAM calls delegate to the helper functions of
+admin_replicas.py, admin_groups.py and admin_quotas.py (which also define their result types).
+
 Routing follows Java's KafkaAdminClient: topic creation/deletion, partition creation, leader
 election and reassignments go to the controller (as named by Metadata; NOT_CONTROLLER refreshes
 and retries), BROKER / BROKER_LOGGER config resources go to that broker, offsets and
@@ -17,23 +22,29 @@ Thread-safety: calls may be made from several threads; each is a blocking reques
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kafkapy.client import admin_groups as groups
+from kafkapy.client import admin_quotas as quotas
+from kafkapy.client import admin_replicas as replicas
 from kafkapy.client import admin_types as T
-from kafkapy.client.admin_groups import GroupAdminOps  # consumer group ops (group membership owner)
+from kafkapy.client.admin_calls import AdminCalls, UnknownNodeError, error_or_none
+from kafkapy.client.admin_groups import (
+    ConsumerGroupDescription,
+    ConsumerGroupListing,
+    DeleteGroupOffsetsResult,
+)
 from kafkapy.client.admin_quotas import (
     ClientQuotaAlteration,
     ClientQuotaEntity,
     ClientQuotaFilterComponent,
-    QuotaAdminOps,
     ScramCredentialInfo,
     ScramMechanism,
     UserScramCredentialDeletion,
     UserScramCredentialsDescription,
     UserScramCredentialUpsertion,
 )
-from kafkapy.client.admin_replicas import ReplicaAdminOps
 from kafkapy.client.admin_types import (
     AlterConfigOp,
     ClusterDescription,
@@ -60,8 +71,9 @@ from kafkapy.client.admin_types import (
 )
 from kafkapy.client.config import AdminClientConfig
 from kafkapy.client.connection import our_version_range
-from kafkapy.client.errors import DisconnectError, KafkaTimeoutError, error_from_code
-from kafkapy.client.metadata import ZERO_UUID, Cluster, Node
+from kafkapy.client.errors import KafkaTimeoutError, error_from_code
+from kafkapy.client.group_offsets import OffsetAndMetadata
+from kafkapy.client.metadata import ZERO_UUID, Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
 from kafkapy.common.time import SYSTEM, Time
@@ -83,93 +95,22 @@ OffsetSpec = T.OffsetSpec
 AlterConfigOpType = T.AlterConfigOpType
 
 
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return error_from_code(code, message) if code else None
-
-
-class _UnknownNodeError(DisconnectError, code=DisconnectError.code, name=DisconnectError.name, retriable=True):
-    """A broker id the refreshed metadata does not name (retriable: the broker may be registering)."""
-
-
-class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
+class AdminClient:
     def __init__(self, configs: Mapping[str, Any] | None = None, time: Time = SYSTEM, **overrides: Any) -> None:
         self.config = AdminClientConfig(configs, **overrides)
         if not self.config["client.id"]:
             self.config._values["client.id"] = "adminclient-1"
         self._time = time
-        self.client = NetworkClient(self.config, time)
         self.default_api_timeout_ms = int(self.config["default.api.timeout.ms"])
+        self._calls = AdminCalls(NetworkClient(self.config, time), time, self.default_api_timeout_ms)
 
-    # ------------------------------------------------------------------------------------------
-    # plumbing
+    @property
+    def client(self) -> NetworkClient:
+        return self._calls.client
 
-    def _timeout(self, timeout_ms: float | None) -> float:
-        return self.default_api_timeout_ms if timeout_ms is None else timeout_ms
-
-    def _remaining(self, deadline: float) -> int:
-        return max(1, int(deadline - self._time.milliseconds()))
-
-    def _controller(self, deadline: float) -> int:
-        cluster = self.client.cluster
-        if cluster.controller_id < 0 or cluster.controller_id not in cluster.brokers:
-            cluster = self.client.update_metadata([], self._remaining(deadline))
-        if cluster.controller_id >= 0 and cluster.controller_id in cluster.brokers:
-            return cluster.controller_id
-        return self.client.least_loaded_node()
-
-    def _call(
-        self,
-        node: Callable[[float], int] | int | None,
-        build: Callable[[int], Any],
-        api_key: int,
-        timeout_ms: float | None,
-        handle: Callable[[Any], Any],
-        what: str,
-        max_version: int | None = None,
-        min_version: int | None = None,
-    ) -> Any:
-        """Send build(version) to a node and return handle(response), retrying within the timeout."""
-        timeout = self._timeout(timeout_ms)
-        deadline = self._time.milliseconds() + timeout
-
-        def attempt() -> Any:
-            if callable(node):
-                target = node(deadline)
-            elif node is None:
-                target = self.client.least_loaded_node()
-            else:
-                target = node
-            self._ensure_node_known(target, deadline)
-            resp = self.client.request(
-                target, build, self._remaining(deadline), api_key=api_key,
-                max_version=max_version, min_version=min_version,
-            )
-            try:
-                return handle(resp)
-            except NotControllerError:
-                self.client.metadata.request_update()
-                self.client.update_metadata([], self._remaining(deadline))
-                raise
-
-        try:
-            return self.client.with_retries(attempt, timeout, what)
-        except _UnknownNodeError as e:
-            raise KafkaTimeoutError(f"Timed out waiting for a node assignment. Call: {what}") from e
-
-    def _ensure_node_known(self, node_id: int, deadline: float) -> None:
-        """Refresh metadata when a broker id (>= 0) is not in the snapshot yet; raise a retriable
-        error if the refreshed metadata does not name it either."""
-        if node_id < 0 or self.client.node_address(node_id) is not None:
-            return
-        self.client.update_metadata([], self._remaining(deadline))
-        if self.client.node_address(node_id) is None:
-            raise _UnknownNodeError(f"Broker {node_id} is not in the cluster metadata")
-
-    def _metadata(self, topics: list[str] | None, deadline: float) -> Cluster:
-        resp = self.client.fetch_metadata(topics, self._remaining(deadline))
-        cluster = Cluster.from_response(resp)
-        self.client.metadata.update(resp, topics if topics is not None else None)
-        return cluster
+    @client.setter
+    def client(self, client: NetworkClient) -> None:
+        self._calls.client = client
 
     @staticmethod
     def _raise_first(results: Iterable[Any], raise_errors: bool) -> None:
@@ -188,7 +129,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
         timeout_ms: float | None = None,
         raise_errors: bool = True,
     ) -> dict[str, CreateTopicResult]:
-        timeout = self._timeout(timeout_ms)
+        timeout = self._calls.timeout(timeout_ms)
 
         def build(version: int) -> Any:
             R = M.CreateTopicsRequest
@@ -224,11 +165,11 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                 tid = getattr(t, "topic_id", None)
                 out[t.name] = CreateTopicResult(
                     t.name, None if tid in (None, ZERO_UUID) else tid, getattr(t, "num_partitions", -1),
-                    getattr(t, "replication_factor", -1), configs, _err(t.error_code, t.error_message),
+                    getattr(t, "replication_factor", -1), configs, error_or_none(t.error_code, t.error_message),
                 )
             return out
 
-        result = self._call(self._controller, build, 19, timeout, handle, "createTopics")
+        result = self._calls.call(self._calls.controller, build, 19, timeout, handle, "createTopics")
         self._raise_first(result.values(), raise_errors)
         return result
 
@@ -240,7 +181,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
         topic_ids: list[Any] | None = None,
     ) -> dict[str, DeleteTopicResult]:
         """Delete topics by name (or by id with topic_ids, DeleteTopics v6+). Keyed by name (or str(id))."""
-        timeout = self._timeout(timeout_ms)
+        timeout = self._calls.timeout(timeout_ms)
 
         def build(version: int) -> Any:
             R = M.DeleteTopicsRequest
@@ -261,17 +202,17 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                 key = r.name if r.name is not None else str(tid)
                 out[key] = DeleteTopicResult(
                     r.name, None if tid in (None, ZERO_UUID) else tid,
-                    _err(r.error_code, getattr(r, "error_message", None)),
+                    error_or_none(r.error_code, getattr(r, "error_message", None)),
                 )
             return out
 
-        result = self._call(self._controller, build, 20, timeout, handle, "deleteTopics")
+        result = self._calls.call(self._calls.controller, build, 20, timeout, handle, "deleteTopics")
         self._raise_first(result.values(), raise_errors)
         return result
 
     def list_topics(self, include_internal: bool = False, timeout_ms: float | None = None) -> dict[str, TopicListing]:
-        deadline = self._time.milliseconds() + self._timeout(timeout_ms)
-        cluster = self._metadata(None, deadline)
+        deadline = self._time.milliseconds() + self._calls.timeout(timeout_ms)
+        cluster = self._calls.metadata(None, deadline)
         return {
             name: TopicListing(name, t.topic_id, t.is_internal)
             for name, t in sorted(cluster.topics.items())
@@ -282,8 +223,8 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
         self, topics: list[str] | None = None, timeout_ms: float | None = None, raise_errors: bool = True
     ) -> dict[str, TopicDescription]:
         """Describe topics via Metadata (None = every topic)."""
-        deadline = self._time.milliseconds() + self._timeout(timeout_ms)
-        cluster = self._metadata(None if topics is None else list(topics), deadline)
+        deadline = self._time.milliseconds() + self._calls.timeout(timeout_ms)
+        cluster = self._calls.metadata(None if topics is None else list(topics), deadline)
         out: dict[str, TopicDescription] = {}
         for name in topics if topics is not None else sorted(cluster.topics):
             t = cluster.topic(name)
@@ -291,7 +232,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                 err = error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist")
                 out[name] = TopicDescription(name, False, [], ZERO_UUID, err)
                 continue
-            err = _err(t.error_code, f"topic {name}") if t.error_code else None
+            err = error_or_none(t.error_code, f"topic {name}") if t.error_code else None
             if t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                 err = error_from_code(t.error_code, "This server does not host this topic-partition.")
             parts = []
@@ -315,7 +256,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
         timeout_ms: float | None = None,
         raise_errors: bool = True,
     ) -> dict[str, KafkaError | None]:
-        timeout = self._timeout(timeout_ms)
+        timeout = self._calls.timeout(timeout_ms)
         items = {k: (v if isinstance(v, NewPartitions) else NewPartitions(int(v))) for k, v in new_partitions.items()}
 
         def build(version: int) -> Any:
@@ -339,10 +280,10 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
             for r in resp.results:
                 if r.error_code == ErrorCode.NOT_CONTROLLER:
                     raise NotControllerError()
-                out[r.name] = _err(r.error_code, r.error_message)
+                out[r.name] = error_or_none(r.error_code, r.error_message)
             return out
 
-        result = self._call(self._controller, build, 37, timeout, handle, "createPartitions")
+        result = self._calls.call(self._calls.controller, build, 37, timeout, handle, "createPartitions")
         if raise_errors:
             for e in result.values():
                 if e is not None:
@@ -389,7 +330,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                     include_documentation=include_documentation,
                 )
 
-            out.update(self._call(node, build, 32, timeout_ms, self._handle_describe_configs, "describeConfigs"))
+            out.update(self._calls.call(node, build, 32, timeout_ms, self._handle_describe_configs, "describeConfigs"))
         self._raise_first(out.values(), raise_errors)
         return out
 
@@ -414,7 +355,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                     ConfigType(ctype) if ctype in ConfigType._value2member_map_ else ConfigType.UNKNOWN,
                     getattr(c, "documentation", None),
                 )
-            out[res] = Config(res, entries, _err(r.error_code, r.error_message))
+            out[res] = Config(res, entries, error_or_none(r.error_code, r.error_message))
         return out
 
     def alter_configs(
@@ -440,7 +381,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                     validate_only=validate_only,
                 )
 
-            out.update(self._call(node, build, 33, timeout_ms, self._handle_alter_configs, "alterConfigs"))
+            out.update(self._calls.call(node, build, 33, timeout_ms, self._handle_alter_configs, "alterConfigs"))
         if raise_errors:
             for e in out.values():
                 if e is not None:
@@ -450,7 +391,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
     @staticmethod
     def _handle_alter_configs(resp: Any) -> dict[ConfigResource, KafkaError | None]:
         return {
-            ConfigResource(ConfigResourceType(r.resource_type), r.resource_name): _err(r.error_code, r.error_message)
+            ConfigResource(ConfigResourceType(r.resource_type), r.resource_name): error_or_none(r.error_code, r.error_message)
             for r in resp.responses
         }
 
@@ -480,7 +421,7 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                     validate_only=validate_only,
                 )
 
-            out.update(self._call(node, build, 44, timeout_ms, self._handle_alter_configs, "incrementalAlterConfigs"))
+            out.update(self._calls.call(node, build, 44, timeout_ms, self._handle_alter_configs, "incrementalAlterConfigs"))
         if raise_errors:
             for e in out.values():
                 if e is not None:
@@ -492,11 +433,11 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
 
     def describe_cluster(self, timeout_ms: float | None = None) -> ClusterDescription:
         """DescribeCluster where the broker supports it, otherwise Metadata."""
-        timeout = self._timeout(timeout_ms)
+        timeout = self._calls.timeout(timeout_ms)
         deadline = self._time.milliseconds() + timeout
         node = self.client.least_loaded_node()
         try:
-            versions = self.client.api_versions(node, self._remaining(deadline))
+            versions = self.client.api_versions(node, self._calls.remaining(deadline))
         except KafkaError:
             versions = {}
         if 60 in versions:
@@ -510,39 +451,158 @@ class AdminClient(ReplicaAdminOps, GroupAdminOps, QuotaAdminOps):
                 controller = next((n for n in nodes if n.node_id == resp.controller_id), None)
                 return ClusterDescription(resp.cluster_id, controller, nodes)
 
-            return self._call(None, build, 60, timeout, handle, "describeCluster")
-        cluster = self._metadata([], deadline)
+            return self._calls.call(None, build, 60, timeout, handle, "describeCluster")
+        cluster = self._calls.metadata([], deadline)
         nodes = sorted(cluster.brokers.values(), key=lambda n: n.node_id)
         return ClusterDescription(cluster.cluster_id, cluster.controller(), nodes)
 
     def broker_api_versions(self, timeout_ms: float | None = None) -> dict[Node, NodeApiVersions]:
         """Every broker's ApiVersions (what broker-api-versions prints)."""
-        deadline = self._time.milliseconds() + self._timeout(timeout_ms)
-        cluster = self._metadata([], deadline)
+        deadline = self._time.milliseconds() + self._calls.timeout(timeout_ms)
+        cluster = self._calls.metadata([], deadline)
         ours = {k: our_version_range(k) for k in M.REQUEST_CLASSES}
         out: dict[Node, NodeApiVersions] = {}
         for node in sorted(cluster.brokers.values(), key=lambda n: n.node_id):
             versions = self.client.with_retries(
-                lambda node=node: self.client.api_versions(node.node_id, self._remaining(deadline)),
-                self._remaining(deadline), "apiVersions",
+                lambda node=node: self.client.api_versions(node.node_id, self._calls.remaining(deadline)),
+                self._calls.remaining(deadline), "apiVersions",
             )
             out[node] = NodeApiVersions(node, versions, ours)
         return out
 
     def api_versions(self, node_id: int | None = None, timeout_ms: float | None = None) -> dict[int, tuple[int, int]]:
-        timeout = self._timeout(timeout_ms)
+        timeout = self._calls.timeout(timeout_ms)
         if node_id is None:
             return self.client.api_versions(self.client.least_loaded_node(), timeout)
         deadline = self._time.milliseconds() + timeout
 
         def attempt() -> dict[int, tuple[int, int]]:
-            self._ensure_node_known(node_id, deadline)
-            return self.client.api_versions(node_id, self._remaining(deadline))
+            self._calls.ensure_node_known(node_id, deadline)
+            return self.client.api_versions(node_id, self._calls.remaining(deadline))
 
         try:
             return self.client.with_retries(attempt, timeout, "apiVersions")
-        except _UnknownNodeError as e:
+        except UnknownNodeError as e:
             raise KafkaTimeoutError("Timed out waiting for a node assignment. Call: apiVersions") from e
+
+    # ------------------------------------------------------------------------------------------
+    # partitions and replicas (admin_replicas.py)
+
+    def list_offsets(
+        self,
+        specs: Mapping[TopicPartition, int | str],
+        isolation_level: str = "read_uncommitted",
+        timeout_ms: float | None = None,
+        raise_errors: bool = True,
+    ) -> dict[TopicPartition, ListOffsetsResultInfo | None | KafkaError]:
+        """Offsets per partition for earliest (-2) / latest (-1) / max-timestamp (-3) / a timestamp: a
+        ListOffsetsResultInfo, None (no such offset), or with raise_errors=False the partition's KafkaError
+        (Java's per-partition ListOffsetsResult futures); raise_errors=True raises the first error."""
+        return replicas.list_offsets(self._calls, specs, isolation_level, timeout_ms, raise_errors)
+
+    def delete_records(
+        self, offsets: Mapping[TopicPartition, int], timeout_ms: float | None = None, raise_errors: bool = True
+    ) -> dict[TopicPartition, int | KafkaError]:
+        """Delete records before each offset (-1 = high watermark); returns the new low watermarks (or, with
+        raise_errors=False, a partition's KafkaError). Partitions of topics missing from fresh metadata fail
+        at once with UnknownTopicOrPartitionError, as Kafka's admin client does."""
+        return replicas.delete_records(self._calls, offsets, timeout_ms, raise_errors)
+
+    def describe_log_dirs(
+        self, brokers: Iterable[int] | None = None, topics: Mapping[str, list[int]] | None = None,
+        timeout_ms: float | None = None,
+    ) -> dict[int, dict[str, LogDirDescription]]:
+        """Log dirs of each broker (all brokers by default), with replica sizes and lags."""
+        return replicas.describe_log_dirs(self._calls, brokers, topics, timeout_ms)
+
+    def elect_leaders(
+        self,
+        election_type: ElectionType = ElectionType.PREFERRED,
+        partitions: Iterable[TopicPartition] | None = None,
+        timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Elect leaders (None = all partitions); per-partition errors are returned, not raised."""
+        return replicas.elect_leaders(self._calls, election_type, partitions, timeout_ms)
+
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, list[int] | None], timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Start (replicas list) or cancel (None) reassignments; per-partition errors are returned."""
+        return replicas.alter_partition_reassignments(self._calls, reassignments, timeout_ms)
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None, timeout_ms: float | None = None,
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        return replicas.list_partition_reassignments(self._calls, partitions, timeout_ms)
+
+    # ------------------------------------------------------------------------------------------
+    # consumer groups (admin_groups.py)
+
+    def find_group_coordinator(self, group_id: str, timeout_ms: float | None = None) -> Node:
+        """The broker coordinating `group_id` (FindCoordinator key type 0)."""
+        return groups.find_group_coordinator(self._calls, group_id, timeout_ms)
+
+    def list_consumer_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
+                             timeout_ms: float | None = None) -> list[ConsumerGroupListing]:
+        """Consumer groups on every broker (in the brokers' order), optionally only those in `states`."""
+        return groups.list_consumer_groups(self._calls, states, types, timeout_ms)
+
+    def describe_consumer_groups(self, group_ids: Iterable[str], include_authorized_operations: bool = False,
+                                 timeout_ms: float | None = None, raise_errors: bool = True
+                                 ) -> dict[str, ConsumerGroupDescription | KafkaError]:
+        return groups.describe_consumer_groups(self._calls, group_ids, include_authorized_operations, timeout_ms,
+                                               raise_errors)
+
+    def list_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None,
+                                    require_stable: bool = False, timeout_ms: float | None = None
+                                    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """Committed offsets of `group_id` (None for a listed partition without one)."""
+        return groups.list_consumer_group_offsets(self._calls, group_id, partitions, require_stable, timeout_ms)
+
+    def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
+                                     timeout_ms: float | None = None, raise_errors: bool = True
+                                     ) -> dict[TopicPartition, KafkaError | None]:
+        """Commit `offsets` (ints or OffsetAndMetadata) for a group with no active members."""
+        return groups.alter_consumer_group_offsets(self._calls, group_id, offsets, timeout_ms, raise_errors)
+
+    def delete_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
+                                      timeout_ms: float | None = None) -> DeleteGroupOffsetsResult:
+        return groups.delete_consumer_group_offsets(self._calls, group_id, partitions, timeout_ms)
+
+    def delete_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
+                               ) -> dict[str, KafkaError | None]:
+        return groups.delete_consumer_groups(self._calls, group_ids, timeout_ms)
+
+    # ------------------------------------------------------------------------------------------
+    # client quotas and SCRAM credentials (admin_quotas.py)
+
+    def describe_client_quotas(
+        self, components: Iterable[ClientQuotaFilterComponent], strict: bool = False, timeout_ms: float | None = None,
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """Quotas of the entities matching every component (strict: entities with no other entity types),
+        in the broker's order; ClientQuotaFilter.contains / containsOnly (strict) in Java."""
+        return quotas.describe_client_quotas(self._calls, components, strict, timeout_ms)
+
+    def alter_client_quotas(
+        self, alterations: Iterable[ClientQuotaAlteration], validate_only: bool = False,
+        timeout_ms: float | None = None, raise_errors: bool = True,
+    ) -> dict[ClientQuotaEntity, KafkaError | None]:
+        """Apply each alteration; {entity: None or its error} (raise_errors raises the first error)."""
+        return quotas.alter_client_quotas(self._calls, alterations, validate_only, timeout_ms, raise_errors)
+
+    def describe_user_scram_credentials(
+        self, users: Iterable[str] | None = None, timeout_ms: float | None = None, raise_errors: bool = True,
+    ) -> dict[str, UserScramCredentialsDescription | KafkaError]:
+        """Credentials of `users` (None or empty: every user that has some); a user without credentials
+        gets ResourceNotFoundError (raised unless raise_errors=False)."""
+        return quotas.describe_user_scram_credentials(self._calls, users, timeout_ms, raise_errors)
+
+    def alter_user_scram_credentials(
+        self, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+        timeout_ms: float | None = None, raise_errors: bool = True,
+    ) -> dict[str, KafkaError | None]:
+        """Upsert (salted here) or delete SCRAM credentials; {user: None or its error}."""
+        return quotas.alter_user_scram_credentials(self._calls, alterations, timeout_ms, raise_errors)
 
     # ------------------------------------------------------------------------------------------
 

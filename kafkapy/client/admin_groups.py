@@ -1,4 +1,5 @@
-"""AdminClient operations on consumer groups (a mixin of AdminClient, like admin_replicas.py).
+"""The consumer group operations behind AdminClient's methods of the same names: functions over the
+AdminClient's AdminCalls (admin_calls.py), plus Kafka's result types for groups.
 
 `list_consumer_groups(states, types)` (ListGroups v0-5 to every broker, merged; consumer groups are
 those with protocol type "consumer" or "" - the latter only ever committed offsets),
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkapy.client.admin_calls import AdminCalls, error_or_none
 from kafkapy.client.assignors.consumer_protocol import (
     PROTOCOL_TYPE,
     ConsumerProtocolError,
@@ -32,10 +34,8 @@ from kafkapy.client.group_offsets import (
     parse_offset_fetch,
     to_offset_and_metadata,
 )
-from kafkapy.client.metadata import Cluster, Node
-from kafkapy.client.network_client import NetworkClient
+from kafkapy.client.metadata import Node
 from kafkapy.common.errors import ErrorCode, KafkaError
-from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol import messages as M
 
@@ -99,232 +99,213 @@ class DeleteGroupOffsetsResult:
     partitions: dict[TopicPartition, KafkaError | None]
 
 
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return error_from_code(code, message or None) if code else None
+# ------------------------------------------------------------------------------------------
+# coordinators
 
+def find_group_coordinator(calls: AdminCalls, group_id: str, timeout_ms: float | None = None) -> Node:
 
-class GroupAdminOps:
-    """Consumer group admin calls; relies on AdminClient's plumbing (_call, _metadata, ...)."""
+    def build(version: int) -> Any:
+        if version >= 4:
+            return M.FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id])
+        return M.FindCoordinatorRequest(key=group_id, key_type=0)
 
-    client: NetworkClient
-    _time: Time
-    _call: Callable[..., Any]
-    _timeout: Callable[[float | None], float]
-    _remaining: Callable[[float], int]
-    _metadata: Callable[[list[str] | None, float], Cluster]
-
-    # ------------------------------------------------------------------------------------------
-    # coordinators
-
-    def find_group_coordinator(self, group_id: str, timeout_ms: float | None = None) -> Node:
-        """The broker coordinating `group_id` (FindCoordinator key type 0)."""
-
-        def build(version: int) -> Any:
-            if version >= 4:
-                return M.FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id])
-            return M.FindCoordinatorRequest(key=group_id, key_type=0)
-
-        def handle(resp: Any) -> Node:
-            if resp.coordinators:
-                c = resp.coordinators[0]
-                code, message, node = c.error_code, c.error_message, Node(c.node_id, c.host, c.port)
-            else:
-                code, message = resp.error_code, getattr(resp, "error_message", None)
-                node = Node(resp.node_id, resp.host, resp.port)
-            if code:
-                raise error_from_code(code, message)
-            return node
-
-        return self._call(None, build, FIND_COORDINATOR, timeout_ms, handle, "findCoordinator")
-
-    def _coordinator_node(self, group_id: str) -> Callable[[float], int]:
-        """A `_call` target: looks the coordinator up (again) on every attempt."""
-
-        def target(deadline: float) -> int:
-            node = self.find_group_coordinator(group_id, self._remaining(deadline))
-            if self.client.cluster.node(node.node_id) is None:
-                self._metadata([], deadline)
-            return node.node_id
-
-        return target
-
-    def _group_call(self, group_id: str, build: Callable[[int], Any], api_key: int, timeout_ms: float | None,
-                    handle: Callable[[Any], Any], what: str) -> Any:
-        return self._call(self._coordinator_node(group_id), build, api_key, timeout_ms, handle, what)
-
-    @staticmethod
-    def _check_group_error(code: int, message: str | None = None) -> None:
-        """Raise for a group-level error code (retriable ones make `_call` retry)."""
+    def handle(resp: Any) -> Node:
+        if resp.coordinators:
+            c = resp.coordinators[0]
+            code, message, node = c.error_code, c.error_message, Node(c.node_id, c.host, c.port)
+        else:
+            code, message = resp.error_code, getattr(resp, "error_message", None)
+            node = Node(resp.node_id, resp.host, resp.port)
         if code:
-            raise error_from_code(code, message or None)
+            raise error_from_code(code, message)
+        return node
 
-    # ------------------------------------------------------------------------------------------
-    # list / describe
+    return calls.call(None, build, FIND_COORDINATOR, timeout_ms, handle, "findCoordinator")
 
-    def list_consumer_groups(self, states: Iterable[str] = (), types: Iterable[str] = (),
-                             timeout_ms: float | None = None) -> list[ConsumerGroupListing]:
-        """Consumer groups on every broker (in the brokers' order), optionally only those in `states`."""
-        timeout = self._timeout(timeout_ms)
-        deadline = self._time.milliseconds() + timeout
-        wanted_states = [parse_group_state(s) for s in states]
-        wanted_types = [parse_group_type(t) for t in types]
-        brokers = sorted(self._metadata([], deadline).brokers)
-        found: dict[str, ConsumerGroupListing] = {}
+def _coordinator_node(calls: AdminCalls, group_id: str) -> Callable[[float], int]:
+    """A `_call` target: looks the coordinator up (again) on every attempt."""
 
-        def build(version: int) -> Any:
-            return M.ListGroupsRequest(states_filter=wanted_states if version >= 4 else [],
-                                       types_filter=wanted_types if version >= 5 else [])
+    def target(deadline: float) -> int:
+        node = find_group_coordinator(calls, group_id, calls.remaining(deadline))
+        if calls.client.cluster.node(node.node_id) is None:
+            calls.metadata([], deadline)
+        return node.node_id
 
-        def handle(resp: Any) -> list[ConsumerGroupListing]:
-            self._check_group_error(resp.error_code)
-            out = []
-            for g in resp.groups:
-                if g.protocol_type not in (PROTOCOL_TYPE, ""):
-                    continue
-                state = parse_group_state(g.group_state) if getattr(g, "group_state", "") else None
-                gtype = parse_group_type(g.group_type) if getattr(g, "group_type", "") else None
-                out.append(ConsumerGroupListing(g.group_id, g.protocol_type == "", state, gtype, g.protocol_type))
-            return out
+    return target
 
-        for node in brokers:
-            for listing in self._call(node, build, LIST_GROUPS, self._remaining(deadline), handle, "listGroups"):
-                found[listing.group_id] = listing
-        result = list(found.values())
-        if wanted_states:
-            lowered = {s.lower() for s in wanted_states}
-            result = [g for g in result if g.state is None or g.state.lower() in lowered]
-        return result
+def _group_call(calls: AdminCalls, group_id: str, build: Callable[[int], Any], api_key: int, timeout_ms: float | None,
+                handle: Callable[[Any], Any], what: str) -> Any:
+    return calls.call(_coordinator_node(calls, group_id), build, api_key, timeout_ms, handle, what)
 
-    def describe_consumer_groups(self, group_ids: Iterable[str], include_authorized_operations: bool = False,
-                                 timeout_ms: float | None = None, raise_errors: bool = True
-                                 ) -> dict[str, ConsumerGroupDescription | KafkaError]:
-        out: dict[str, ConsumerGroupDescription | KafkaError] = {}
-        for group_id in dict.fromkeys(group_ids):
-            try:
-                out[group_id] = self._describe_one(group_id, include_authorized_operations, timeout_ms)
-            except KafkaError as e:
-                if raise_errors:
-                    raise
-                out[group_id] = e
-        return out
+def _check_group_error(code: int, message: str | None = None) -> None:
+    """Raise for a group-level error code (retriable ones make `_call` retry)."""
+    if code:
+        raise error_from_code(code, message or None)
 
-    def _describe_one(self, group_id: str, include_ops: bool, timeout_ms: float | None) -> ConsumerGroupDescription:
-        coordinator: list[Node] = []
+# ------------------------------------------------------------------------------------------
+# list / describe
 
-        def target(deadline: float) -> int:
-            node = self.find_group_coordinator(group_id, self._remaining(deadline))
-            if self.client.cluster.node(node.node_id) is None:
-                self._metadata([], deadline)
-            coordinator[:] = [self.client.cluster.node(node.node_id) or node]
-            return node.node_id
+def list_consumer_groups(calls: AdminCalls, states: Iterable[str] = (), types: Iterable[str] = (),
+                         timeout_ms: float | None = None) -> list[ConsumerGroupListing]:
+    timeout = calls.timeout(timeout_ms)
+    deadline = calls.time.milliseconds() + timeout
+    wanted_states = [parse_group_state(s) for s in states]
+    wanted_types = [parse_group_type(t) for t in types]
+    brokers = sorted(calls.metadata([], deadline).brokers)
+    found: dict[str, ConsumerGroupListing] = {}
 
-        def build(version: int) -> Any:
-            return M.DescribeGroupsRequest(groups=[group_id], include_authorized_operations=include_ops)
+    def build(version: int) -> Any:
+        return M.ListGroupsRequest(states_filter=wanted_states if version >= 4 else [],
+                                   types_filter=wanted_types if version >= 5 else [])
 
-        def handle(resp: Any) -> ConsumerGroupDescription:
-            g = resp.groups[0]
-            self._check_group_error(g.error_code, getattr(g, "error_message", None))
+    def handle(resp: Any) -> list[ConsumerGroupListing]:
+        _check_group_error(resp.error_code)
+        out = []
+        for g in resp.groups:
             if g.protocol_type not in (PROTOCOL_TYPE, ""):
-                raise error_from_code(ErrorCode.INVALID_GROUP_ID,
-                                      f"GroupId {group_id} is not a consumer group ({g.protocol_type}).")
-            members = []
-            for m in g.members:
-                try:
-                    assignment = deserialize_assignment(m.member_assignment).partitions if m.member_assignment else []
-                except ConsumerProtocolError:
-                    assignment = []
-                members.append(MemberDescription(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
-                                                 m.client_host, assignment))
-            ops = getattr(g, "authorized_operations", -2147483648)
-            return ConsumerGroupDescription(
-                g.group_id, g.protocol_type == "", members, g.protocol_data, parse_group_state(g.group_state),
-                coordinator[0], g.protocol_type, None if ops == -2147483648 else ops)
-
-        return self._call(target, build, DESCRIBE_GROUPS, timeout_ms, handle, "describeConsumerGroups")
-
-    # ------------------------------------------------------------------------------------------
-    # offsets
-
-    def list_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None,
-                                    require_stable: bool = False, timeout_ms: float | None = None
-                                    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        """Committed offsets of `group_id` (None for a listed partition without one)."""
-        tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
-        build = offset_fetch_builder(group_id, tps, require_stable)
-
-        def handle(resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None]:
-            result = parse_offset_fetch(resp)
-            self._check_group_error(result.error_code)
-            for tp, code in result.partition_errors.items():
-                err = error_from_code(code, f"partition {tp}")
-                if err.retriable:
-                    raise err
-            return result.offsets
-
-        return self._group_call(group_id, build, OFFSET_FETCH, timeout_ms, handle, "listConsumerGroupOffsets")
-
-    def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
-                                     timeout_ms: float | None = None, raise_errors: bool = True
-                                     ) -> dict[TopicPartition, KafkaError | None]:
-        """Commit `offsets` (ints or OffsetAndMetadata) for a group with no active members."""
-        items = {TopicPartition(*tp): to_offset_and_metadata(v) for tp, v in offsets.items()}
-        build = offset_commit_builder(group_id, -1, "", None, items)
-
-        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
-            out: dict[TopicPartition, KafkaError | None] = {}
-            for t in resp.topics:
-                for p in t.partitions:
-                    err = _err(p.error_code)
-                    if err is not None and (p.error_code in _COORDINATOR_MOVED
-                                            or p.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
-                        raise err
-                    out[TopicPartition(t.name, p.partition_index)] = err
-            return out
-
-        result = self._group_call(group_id, build, OFFSET_COMMIT, timeout_ms, handle, "alterConsumerGroupOffsets")
-        if raise_errors:
-            for err in result.values():
-                if err is not None:
-                    raise err
-        return result
-
-    def delete_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
-                                      timeout_ms: float | None = None) -> DeleteGroupOffsetsResult:
-        tps = sorted({TopicPartition(*tp) for tp in partitions})
-        by_topic: dict[str, list[int]] = {}
-        for tp in tps:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-
-        def build(version: int) -> Any:
-            R = M.OffsetDeleteRequest
-            return R(group_id=group_id, topics=[R.OffsetDeleteRequestTopic(name=t, partitions=[
-                R.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in by_topic.items()])
-
-        def handle(resp: Any) -> DeleteGroupOffsetsResult:
-            if resp.error_code in _COORDINATOR_MOVED or resp.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                raise error_from_code(resp.error_code)
-            parts = {TopicPartition(t.name, p.partition_index): _err(p.error_code)
-                     for t in resp.topics for p in t.partitions}
-            return DeleteGroupOffsetsResult(_err(resp.error_code), parts)
-
-        return self._group_call(group_id, build, OFFSET_DELETE, timeout_ms, handle, "deleteConsumerGroupOffsets")
-
-    def delete_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
-                               ) -> dict[str, KafkaError | None]:
-        out: dict[str, KafkaError | None] = {}
-        for group_id in dict.fromkeys(group_ids):
-            def build(version: int, group_id: str = group_id) -> Any:
-                return M.DeleteGroupsRequest(groups_names=[group_id])
-
-            def handle(resp: Any) -> KafkaError | None:
-                r = resp.results[0]
-                if r.error_code in _COORDINATOR_MOVED or r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                    raise error_from_code(r.error_code)
-                return _err(r.error_code)
-
-            try:
-                out[group_id] = self._group_call(group_id, build, DELETE_GROUPS, timeout_ms, handle,
-                                                 "deleteConsumerGroups")
-            except KafkaError as e:
-                out[group_id] = e
+                continue
+            state = parse_group_state(g.group_state) if getattr(g, "group_state", "") else None
+            gtype = parse_group_type(g.group_type) if getattr(g, "group_type", "") else None
+            out.append(ConsumerGroupListing(g.group_id, g.protocol_type == "", state, gtype, g.protocol_type))
         return out
+
+    for node in brokers:
+        for listing in calls.call(node, build, LIST_GROUPS, calls.remaining(deadline), handle, "listGroups"):
+            found[listing.group_id] = listing
+    result = list(found.values())
+    if wanted_states:
+        lowered = {s.lower() for s in wanted_states}
+        result = [g for g in result if g.state is None or g.state.lower() in lowered]
+    return result
+
+def describe_consumer_groups(calls: AdminCalls, group_ids: Iterable[str], include_authorized_operations: bool = False,
+                             timeout_ms: float | None = None, raise_errors: bool = True
+                             ) -> dict[str, ConsumerGroupDescription | KafkaError]:
+    out: dict[str, ConsumerGroupDescription | KafkaError] = {}
+    for group_id in dict.fromkeys(group_ids):
+        try:
+            out[group_id] = _describe_one(calls, group_id, include_authorized_operations, timeout_ms)
+        except KafkaError as e:
+            if raise_errors:
+                raise
+            out[group_id] = e
+    return out
+
+def _describe_one(calls: AdminCalls, group_id: str, include_ops: bool, timeout_ms: float | None) -> ConsumerGroupDescription:
+    coordinator: list[Node] = []
+
+    def target(deadline: float) -> int:
+        node = find_group_coordinator(calls, group_id, calls.remaining(deadline))
+        if calls.client.cluster.node(node.node_id) is None:
+            calls.metadata([], deadline)
+        coordinator[:] = [calls.client.cluster.node(node.node_id) or node]
+        return node.node_id
+
+    def build(version: int) -> Any:
+        return M.DescribeGroupsRequest(groups=[group_id], include_authorized_operations=include_ops)
+
+    def handle(resp: Any) -> ConsumerGroupDescription:
+        g = resp.groups[0]
+        _check_group_error(g.error_code, getattr(g, "error_message", None))
+        if g.protocol_type not in (PROTOCOL_TYPE, ""):
+            raise error_from_code(ErrorCode.INVALID_GROUP_ID,
+                                  f"GroupId {group_id} is not a consumer group ({g.protocol_type}).")
+        members = []
+        for m in g.members:
+            try:
+                assignment = deserialize_assignment(m.member_assignment).partitions if m.member_assignment else []
+            except ConsumerProtocolError:
+                assignment = []
+            members.append(MemberDescription(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
+                                             m.client_host, assignment))
+        ops = getattr(g, "authorized_operations", -2147483648)
+        return ConsumerGroupDescription(
+            g.group_id, g.protocol_type == "", members, g.protocol_data, parse_group_state(g.group_state),
+            coordinator[0], g.protocol_type, None if ops == -2147483648 else ops)
+
+    return calls.call(target, build, DESCRIBE_GROUPS, timeout_ms, handle, "describeConsumerGroups")
+
+# ------------------------------------------------------------------------------------------
+# offsets
+
+def list_consumer_group_offsets(calls: AdminCalls, group_id: str, partitions: Iterable[TopicPartition] | None = None,
+                                require_stable: bool = False, timeout_ms: float | None = None
+                                ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+    tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
+    build = offset_fetch_builder(group_id, tps, require_stable)
+
+    def handle(resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        result = parse_offset_fetch(resp)
+        _check_group_error(result.error_code)
+        for tp, code in result.partition_errors.items():
+            err = error_from_code(code, f"partition {tp}")
+            if err.retriable:
+                raise err
+        return result.offsets
+
+    return _group_call(calls, group_id, build, OFFSET_FETCH, timeout_ms, handle, "listConsumerGroupOffsets")
+
+def alter_consumer_group_offsets(calls: AdminCalls, group_id: str, offsets: Mapping[TopicPartition, Any],
+                                 timeout_ms: float | None = None, raise_errors: bool = True
+                                 ) -> dict[TopicPartition, KafkaError | None]:
+    items = {TopicPartition(*tp): to_offset_and_metadata(v) for tp, v in offsets.items()}
+    build = offset_commit_builder(group_id, -1, "", None, items)
+
+    def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+        out: dict[TopicPartition, KafkaError | None] = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                err = error_or_none(p.error_code)
+                if err is not None and (p.error_code in _COORDINATOR_MOVED
+                                        or p.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
+                    raise err
+                out[TopicPartition(t.name, p.partition_index)] = err
+        return out
+
+    result = _group_call(calls, group_id, build, OFFSET_COMMIT, timeout_ms, handle, "alterConsumerGroupOffsets")
+    if raise_errors:
+        for err in result.values():
+            if err is not None:
+                raise err
+    return result
+
+def delete_consumer_group_offsets(calls: AdminCalls, group_id: str, partitions: Iterable[TopicPartition],
+                                  timeout_ms: float | None = None) -> DeleteGroupOffsetsResult:
+    tps = sorted({TopicPartition(*tp) for tp in partitions})
+    by_topic: dict[str, list[int]] = {}
+    for tp in tps:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+    def build(version: int) -> Any:
+        R = M.OffsetDeleteRequest
+        return R(group_id=group_id, topics=[R.OffsetDeleteRequestTopic(name=t, partitions=[
+            R.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in by_topic.items()])
+
+    def handle(resp: Any) -> DeleteGroupOffsetsResult:
+        if resp.error_code in _COORDINATOR_MOVED or resp.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+            raise error_from_code(resp.error_code)
+        parts = {TopicPartition(t.name, p.partition_index): error_or_none(p.error_code)
+                 for t in resp.topics for p in t.partitions}
+        return DeleteGroupOffsetsResult(error_or_none(resp.error_code), parts)
+
+    return _group_call(calls, group_id, build, OFFSET_DELETE, timeout_ms, handle, "deleteConsumerGroupOffsets")
+
+def delete_consumer_groups(calls: AdminCalls, group_ids: Iterable[str], timeout_ms: float | None = None
+                           ) -> dict[str, KafkaError | None]:
+    out: dict[str, KafkaError | None] = {}
+    for group_id in dict.fromkeys(group_ids):
+        def build(version: int, group_id: str = group_id) -> Any:
+            return M.DeleteGroupsRequest(groups_names=[group_id])
+
+        def handle(resp: Any) -> KafkaError | None:
+            r = resp.results[0]
+            if r.error_code in _COORDINATOR_MOVED or r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                raise error_from_code(r.error_code)
+            return error_or_none(r.error_code)
+
+        try:
+            out[group_id] = _group_call(calls, group_id, build, DELETE_GROUPS, timeout_ms, handle,
+                                             "deleteConsumerGroups")
+        except KafkaError as e:
+            out[group_id] = e
+    return out

@@ -1,5 +1,5 @@
-"""AdminClient operations on client quotas and user SCRAM credentials (a mixin of AdminClient, like
-admin_replicas.py): the `users` / `clients` / `ips` entities of kafka-configs.
+"""The client quota and user SCRAM credential operations behind AdminClient's methods of the same names
+(functions over the AdminClient's AdminCalls): the `users` / `clients` / `ips` entities of kafka-configs.
 
 `describe_client_quotas(components, strict)` (DescribeClientQuotas v0-1), `alter_client_quotas(
 alterations, validate_only)` (AlterClientQuotas v0-1), `describe_user_scram_credentials(users)`
@@ -20,9 +20,10 @@ Thread-safety: as AdminClient (blocking calls, safe from several threads).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from kafkapy.client.admin_calls import AdminCalls, error_or_none
 from kafkapy.client.errors import error_from_code
 from kafkapy.common.errors import KafkaError, UnacceptableCredentialError, UnsupportedSaslMechanismError
 from kafkapy.protocol import messages as M
@@ -153,10 +154,6 @@ def salted_password(mechanism: ScramMechanism, password: bytes | str, salt: byte
     return hashlib.pbkdf2_hmac(mechanism.hash_name, raw, salt, iterations)
 
 
-def _err(code: int, message: str | None = None) -> KafkaError | None:
-    return error_from_code(code, message) if code else None
-
-
 def _raise_first(values: Iterable[Any], raise_errors: bool) -> None:
     if raise_errors:
         for v in values:
@@ -164,130 +161,119 @@ def _raise_first(values: Iterable[Any], raise_errors: bool) -> None:
                 raise v
 
 
-class QuotaAdminOps:
-    """Client quota and SCRAM credential admin calls; relies on AdminClient's `_call` plumbing."""
+def describe_client_quotas(
+    calls: AdminCalls, components: Iterable[ClientQuotaFilterComponent], strict: bool = False, timeout_ms: float | None = None,
+) -> dict[ClientQuotaEntity, dict[str, float]]:
+    comps = list(components)
 
-    _call: Callable[..., Any]
+    def build(version: int) -> Any:
+        R = M.DescribeClientQuotasRequest
+        return R(components=[R.ComponentData(entity_type=c.entity_type, match_type=c.match_type, match=c.match)
+                             for c in comps], strict=strict)
 
-    def describe_client_quotas(
-        self, components: Iterable[ClientQuotaFilterComponent], strict: bool = False, timeout_ms: float | None = None,
-    ) -> dict[ClientQuotaEntity, dict[str, float]]:
-        """Quotas of the entities matching every component (strict: entities with no other entity types),
-        in the broker's order; ClientQuotaFilter.contains / containsOnly (strict) in Java."""
-        comps = list(components)
+    def handle(resp: Any) -> dict[ClientQuotaEntity, dict[str, float]]:
+        if resp.error_code:
+            raise error_from_code(resp.error_code, resp.error_message)
+        return {
+            ClientQuotaEntity.of({e.entity_type: e.entity_name for e in entry.entity}):
+                {v.key: v.value for v in entry.values}
+            for entry in resp.entries or []
+        }
 
-        def build(version: int) -> Any:
-            R = M.DescribeClientQuotasRequest
-            return R(components=[R.ComponentData(entity_type=c.entity_type, match_type=c.match_type, match=c.match)
-                                 for c in comps], strict=strict)
+    return calls.call(None, build, DESCRIBE_CLIENT_QUOTAS, timeout_ms, handle, "describeClientQuotas")
 
-        def handle(resp: Any) -> dict[ClientQuotaEntity, dict[str, float]]:
-            if resp.error_code:
-                raise error_from_code(resp.error_code, resp.error_message)
-            return {
-                ClientQuotaEntity.of({e.entity_type: e.entity_name for e in entry.entity}):
-                    {v.key: v.value for v in entry.values}
-                for entry in resp.entries or []
-            }
+def alter_client_quotas(
+    calls: AdminCalls, alterations: Iterable[ClientQuotaAlteration], validate_only: bool = False,
+    timeout_ms: float | None = None, raise_errors: bool = True,
+) -> dict[ClientQuotaEntity, KafkaError | None]:
+    alts = [a if isinstance(a.entity, ClientQuotaEntity) else a._replace(entity=ClientQuotaEntity.of(a.entity))
+            for a in alterations]
 
-        return self._call(None, build, DESCRIBE_CLIENT_QUOTAS, timeout_ms, handle, "describeClientQuotas")
+    def build(version: int) -> Any:
+        R = M.AlterClientQuotasRequest
+        return R(entries=[R.EntryData(
+            entity=[R.EntityData(entity_type=t, entity_name=n) for t, n in a.entity.entries],
+            ops=[R.OpData(key=k, value=0.0 if v is None else float(v), remove=v is None) for k, v in a.ops.items()],
+        ) for a in alts], validate_only=validate_only)
 
-    def alter_client_quotas(
-        self, alterations: Iterable[ClientQuotaAlteration], validate_only: bool = False,
-        timeout_ms: float | None = None, raise_errors: bool = True,
-    ) -> dict[ClientQuotaEntity, KafkaError | None]:
-        """Apply each alteration; {entity: None or its error} (raise_errors raises the first error)."""
-        alts = [a if isinstance(a.entity, ClientQuotaEntity) else a._replace(entity=ClientQuotaEntity.of(a.entity))
-                for a in alterations]
+    def handle(resp: Any) -> dict[ClientQuotaEntity, KafkaError | None]:
+        return {
+            ClientQuotaEntity.of({e.entity_type: e.entity_name for e in entry.entity}):
+                error_or_none(entry.error_code, entry.error_message)
+            for entry in resp.entries
+        }
 
-        def build(version: int) -> Any:
-            R = M.AlterClientQuotasRequest
-            return R(entries=[R.EntryData(
-                entity=[R.EntityData(entity_type=t, entity_name=n) for t, n in a.entity.entries],
-                ops=[R.OpData(key=k, value=0.0 if v is None else float(v), remove=v is None) for k, v in a.ops.items()],
-            ) for a in alts], validate_only=validate_only)
+    out = calls.call(None, build, ALTER_CLIENT_QUOTAS, timeout_ms, handle, "alterClientQuotas")
+    _raise_first(out.values(), raise_errors)
+    return out
 
-        def handle(resp: Any) -> dict[ClientQuotaEntity, KafkaError | None]:
-            return {
-                ClientQuotaEntity.of({e.entity_type: e.entity_name for e in entry.entity}):
-                    _err(entry.error_code, entry.error_message)
-                for entry in resp.entries
-            }
+def describe_user_scram_credentials(
+    calls: AdminCalls, users: Iterable[str] | None = None, timeout_ms: float | None = None, raise_errors: bool = True,
+) -> dict[str, UserScramCredentialsDescription | KafkaError]:
+    names = list(users or [])
 
-        out = self._call(None, build, ALTER_CLIENT_QUOTAS, timeout_ms, handle, "alterClientQuotas")
-        _raise_first(out.values(), raise_errors)
+    def build(version: int) -> Any:
+        R = M.DescribeUserScramCredentialsRequest
+        return R(users=[R.UserName(name=u) for u in names] if names else None)
+
+    def handle(resp: Any) -> dict[str, UserScramCredentialsDescription | KafkaError]:
+        if resp.error_code:
+            raise error_from_code(resp.error_code, resp.error_message)
+        out: dict[str, UserScramCredentialsDescription | KafkaError] = {}
+        for r in resp.results:
+            if r.error_code:
+                out[r.user] = error_from_code(r.error_code, r.error_message)
+            else:
+                infos = [ScramCredentialInfo(ScramMechanism(c.mechanism) if c.mechanism in (1, 2)
+                                             else ScramMechanism.UNKNOWN, c.iterations)
+                         for c in r.credential_infos]
+                out[r.user] = UserScramCredentialsDescription(r.user, infos)
         return out
 
-    def describe_user_scram_credentials(
-        self, users: Iterable[str] | None = None, timeout_ms: float | None = None, raise_errors: bool = True,
-    ) -> dict[str, UserScramCredentialsDescription | KafkaError]:
-        """Credentials of `users` (None or empty: every user that has some); a user without credentials
-        gets ResourceNotFoundError (raised unless raise_errors=False)."""
-        names = list(users or [])
+    out = calls.call(None, build, DESCRIBE_USER_SCRAM_CREDENTIALS, timeout_ms, handle,
+                     "describeUserScramCredentials")
+    _raise_first(out.values(), raise_errors)
+    return out
 
-        def build(version: int) -> Any:
-            R = M.DescribeUserScramCredentialsRequest
-            return R(users=[R.UserName(name=u) for u in names] if names else None)
+def alter_user_scram_credentials(
+    calls: AdminCalls, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+    timeout_ms: float | None = None, raise_errors: bool = True,
+) -> dict[str, KafkaError | None]:
+    alts = list(alterations)
+    out: dict[str, KafkaError | None] = {}
+    refused: dict[str, KafkaError] = {}
+    salted: dict[int, tuple[bytes, bytes]] = {}  # index of an upsertion -> (salt, salted password)
+    for i, a in enumerate(alts):
+        mechanism = a.mechanism if isinstance(a, UserScramCredentialDeletion) else a.credential_info.mechanism
+        if not a.user:
+            refused[a.user] = UnacceptableCredentialError("Username must not be empty")
+        elif mechanism == ScramMechanism.UNKNOWN:
+            refused[a.user] = UnsupportedSaslMechanismError("Unknown SCRAM mechanism")
+        elif isinstance(a, UserScramCredentialUpsertion):
+            if not a.password:
+                refused[a.user] = UnacceptableCredentialError("Password must not be empty")
+                continue
+            salt = a.salt if a.salt is not None else random_salt()
+            salted[i] = (salt, salted_password(mechanism, a.password, salt, a.credential_info.iterations))
+    sendable = [(i, a) for i, a in enumerate(alts) if a.user not in refused]
 
-        def handle(resp: Any) -> dict[str, UserScramCredentialsDescription | KafkaError]:
-            if resp.error_code:
-                raise error_from_code(resp.error_code, resp.error_message)
-            out: dict[str, UserScramCredentialsDescription | KafkaError] = {}
-            for r in resp.results:
-                if r.error_code:
-                    out[r.user] = error_from_code(r.error_code, r.error_message)
-                else:
-                    infos = [ScramCredentialInfo(ScramMechanism(c.mechanism) if c.mechanism in (1, 2)
-                                                 else ScramMechanism.UNKNOWN, c.iterations)
-                             for c in r.credential_infos]
-                    out[r.user] = UserScramCredentialsDescription(r.user, infos)
-            return out
+    def build(version: int) -> Any:
+        R = M.AlterUserScramCredentialsRequest
+        return R(
+            deletions=[R.ScramCredentialDeletion(name=a.user, mechanism=int(a.mechanism))
+                       for _i, a in sendable if isinstance(a, UserScramCredentialDeletion)],
+            upsertions=[R.ScramCredentialUpsertion(
+                name=a.user, mechanism=int(a.credential_info.mechanism), iterations=a.credential_info.iterations,
+                salt=salted[i][0], salted_password=salted[i][1])
+                for i, a in sendable if isinstance(a, UserScramCredentialUpsertion)],
+        )
 
-        out = self._call(None, build, DESCRIBE_USER_SCRAM_CREDENTIALS, timeout_ms, handle,
-                         "describeUserScramCredentials")
-        _raise_first(out.values(), raise_errors)
-        return out
+    def handle(resp: Any) -> dict[str, KafkaError | None]:
+        return {r.user: error_or_none(r.error_code, r.error_message) for r in resp.results}
 
-    def alter_user_scram_credentials(
-        self, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
-        timeout_ms: float | None = None, raise_errors: bool = True,
-    ) -> dict[str, KafkaError | None]:
-        """Upsert (salted here) or delete SCRAM credentials; {user: None or its error}."""
-        alts = list(alterations)
-        out: dict[str, KafkaError | None] = {}
-        refused: dict[str, KafkaError] = {}
-        salted: dict[int, tuple[bytes, bytes]] = {}  # index of an upsertion -> (salt, salted password)
-        for i, a in enumerate(alts):
-            mechanism = a.mechanism if isinstance(a, UserScramCredentialDeletion) else a.credential_info.mechanism
-            if not a.user:
-                refused[a.user] = UnacceptableCredentialError("Username must not be empty")
-            elif mechanism == ScramMechanism.UNKNOWN:
-                refused[a.user] = UnsupportedSaslMechanismError("Unknown SCRAM mechanism")
-            elif isinstance(a, UserScramCredentialUpsertion):
-                if not a.password:
-                    refused[a.user] = UnacceptableCredentialError("Password must not be empty")
-                    continue
-                salt = a.salt if a.salt is not None else random_salt()
-                salted[i] = (salt, salted_password(mechanism, a.password, salt, a.credential_info.iterations))
-        sendable = [(i, a) for i, a in enumerate(alts) if a.user not in refused]
-
-        def build(version: int) -> Any:
-            R = M.AlterUserScramCredentialsRequest
-            return R(
-                deletions=[R.ScramCredentialDeletion(name=a.user, mechanism=int(a.mechanism))
-                           for _i, a in sendable if isinstance(a, UserScramCredentialDeletion)],
-                upsertions=[R.ScramCredentialUpsertion(
-                    name=a.user, mechanism=int(a.credential_info.mechanism), iterations=a.credential_info.iterations,
-                    salt=salted[i][0], salted_password=salted[i][1])
-                    for i, a in sendable if isinstance(a, UserScramCredentialUpsertion)],
-            )
-
-        def handle(resp: Any) -> dict[str, KafkaError | None]:
-            return {r.user: _err(r.error_code, r.error_message) for r in resp.results}
-
-        if sendable:
-            out.update(self._call(None, build, ALTER_USER_SCRAM_CREDENTIALS, timeout_ms, handle,
-                                  "alterUserScramCredentials"))
-        out.update(refused)
-        _raise_first(out.values(), raise_errors)
-        return out
+    if sendable:
+        out.update(calls.call(None, build, ALTER_USER_SCRAM_CREDENTIALS, timeout_ms, handle,
+                              "alterUserScramCredentials"))
+    out.update(refused)
+    _raise_first(out.values(), raise_errors)
+    return out
