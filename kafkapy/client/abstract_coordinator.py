@@ -3,14 +3,20 @@
 Owns: finding the group coordinator (FindCoordinator v0-6, batched keys from v4), one dedicated
 connection to it (like Java's client, which gives the coordinator its own socket as node
 `2^31-1 - id`, so heartbeats never queue behind fetches), the join/sync state machine (JoinGroup
-v0-9 with MEMBER_ID_REQUIRED retry, SyncGroup v0-5), the heartbeat thread (kafkapy.client.heartbeat) and
-LeaveGroup v0-5. Subclasses supply the embedded protocol: `metadata()`, `on_join_prepare()`, `perform_assignment()`, `on_join_complete()`.
+v0-9 with MEMBER_ID_REQUIRED retry, SyncGroup v0-5), the heartbeat thread and LeaveGroup v0-5. Subclasses supply the embedded protocol: `metadata()`, `on_join_prepare()`, `perform_assignment()`, `on_join_complete()`.
 
 JoinGroup and SyncGroup are sent as futures and awaited only within the caller's deadline, so a
 poll(100) during a long rebalance returns on time and the next poll picks the rebalance up again.
 Closing shares one deadline too (Kafka's close timer): `begin_close()` makes coordinator lookups
 honour the deadline exactly, `maybe_leave_group(reason, deadline)` waits no longer than it, and
 `close_coordinator(deadline)` drops the connection before joining the heartbeat thread.
+
+`HeartbeatThread` (Kafka's AbstractCoordinator.HeartbeatThread; daemon, `kafka-coordinator-heartbeat-thread
+| <group>`) acts on the Heartbeat timers (client/heartbeat.py): while the member is STABLE, it sends
+Heartbeat v0-4 on the coordinator connection and applies the answer: REBALANCE_IN_PROGRESS asks the
+consumer to rejoin on its next poll(); ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID reset
+the generation (FENCED_INSTANCE_ID is also fatal); coordinator errors trigger a new FindCoordinator; an
+expired session marks the coordinator unknown, an expired poll interval leaves the group.
 
 Thread-safety: the consumer's thread drives joins, commits and fetches; the heartbeat thread only
 heartbeats, looks up a lost coordinator and may leave the group. Shared state (generation, member
@@ -31,13 +37,14 @@ from typing import Any
 from kafkapy.client.config import ConsumerConfig
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.client.errors import DisconnectError, KafkaTimeoutError, error_from_code
-from kafkapy.client.heartbeat import Heartbeat, HeartbeatThread
+from kafkapy.client.heartbeat import Heartbeat
 from kafkapy.client.metadata import Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import Time
 from kafkapy.protocol.messages import (
     FindCoordinatorRequest,
+    HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
     SyncGroupRequest,
@@ -45,7 +52,12 @@ from kafkapy.protocol.messages import (
 
 log = logging.getLogger(__name__)
 
-FIND_COORDINATOR, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP = 10, 11, 13, 14
+FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 10, 11, 12, 13, 14
+POLL_TIMEOUT_REASON = ("consumer poll timeout has expired. This means the time between subsequent calls to poll() "
+                       "was longer than the configured max.poll.interval.ms, which typically implies that the poll "
+                       "loop is spending too much time processing messages. You can address this either by "
+                       "increasing max.poll.interval.ms or by reducing the maximum size of batches returned in "
+                       "poll() with max.poll.records.")
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
 MIN_LOOKUP_TIMEOUT_MS = 1000
 DEFAULT_CLOSE_TIMEOUT_MS = 30000  # Java's KafkaConsumer DEFAULT_CLOSE_TIMEOUT_MS
@@ -312,11 +324,12 @@ class AbstractCoordinator:
             except KafkaError as e:
                 if not e.retriable:
                     raise
-                if not self._backoff(deadline):
+                if not self.backoff(deadline):
                     return False
         return False
 
-    def _backoff(self, deadline: float) -> bool:
+    def backoff(self, deadline: float) -> bool:
+        """Sleep retry.backoff.ms (or what is left of the deadline); False when the deadline has passed."""
         remaining = deadline - self.time.milliseconds()
         if remaining <= 0:
             return False
@@ -362,7 +375,7 @@ class AbstractCoordinator:
         if exc is not None:
             self.mark_coordinator_unknown(str(exc))
             self.request_rejoin(f"JoinGroup failed: {exc}")
-            return self._backoff(deadline)
+            return self.backoff(deadline)
         resp = future.result()
         code = resp.error_code
         if code == ErrorCode.NONE:
@@ -394,9 +407,9 @@ class AbstractCoordinator:
                 return True
         if code in COORDINATOR_ERRORS:
             self.mark_coordinator_unknown(error_from_code(code).name)
-            return self._backoff(deadline)
+            return self.backoff(deadline)
         if code in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.REBALANCE_IN_PROGRESS):
-            return self._backoff(deadline)
+            return self.backoff(deadline)
         if code in _FATAL_JOIN_ERRORS:
             self.state = MemberState.UNJOINED
             err = error_from_code(code, f"JoinGroup for group {self.group_id} failed")
@@ -546,3 +559,98 @@ class AbstractCoordinator:
         if thread is not None and thread is not threading.current_thread():
             # A little grace past the deadline: the thread wakes within ~100 ms once its request failed.
             thread.join(max(100, deadline - self.time.milliseconds()) / 1000.0)
+
+
+class HeartbeatThread(threading.Thread):
+    """Heartbeats for one AbstractCoordinator (uses its lock, condition, state and connection)."""
+
+    def __init__(self, coordinator: AbstractCoordinator) -> None:
+        super().__init__(name=f"kafka-coordinator-heartbeat-thread | {coordinator.group_id}", daemon=True)
+        self.c = coordinator
+
+    def run(self) -> None:
+        c = self.c
+        while True:
+            with c._lock:
+                if c._closed:
+                    return
+                if not c.heartbeat_enabled():
+                    c._wake.wait(0.1)
+                    continue
+                now = c.time.milliseconds()
+                if c.coordinator_unknown():
+                    action = "lookup"
+                elif c.heartbeat.session_timeout_expired(now):
+                    action = "session"
+                elif c.heartbeat.poll_timeout_expired(now):
+                    action = "poll"
+                elif c.heartbeat.time_to_next_heartbeat(now) > 0:
+                    c._wake.wait(min(c.heartbeat.time_to_next_heartbeat(now), 100) / 1000.0)
+                    continue
+                else:
+                    action = "heartbeat"
+                    generation = c.generation
+                    c.heartbeat.sent(now)
+            try:
+                self._action(action, generation if action == "heartbeat" else None)
+            except Exception as e:  # noqa: BLE001 - the heartbeat thread must survive anything
+                log.warning("Heartbeat thread error: %s", e)
+                with c._lock:
+                    c.heartbeat.failed(c.time.milliseconds())
+
+    def _action(self, action: str, generation: Generation | None) -> None:
+        c = self.c
+        if action == "lookup":
+            if not c.ensure_coordinator_ready(c.time.milliseconds() + c.retry_backoff_ms * 10):
+                c.time.sleep(c.retry_backoff_ms)
+            return
+        if action == "session":
+            c.mark_coordinator_unknown("session timed out without receiving a heartbeat response")
+            return
+        if action == "poll":
+            log.warning("%s", POLL_TIMEOUT_REASON)
+            c.maybe_leave_group(POLL_TIMEOUT_REASON)
+            return
+        assert generation is not None
+        group_id, instance = c.group_id, c.group_instance_id
+
+        def build(version: int) -> Any:
+            return HeartbeatRequest(group_id=group_id, generation_id=generation.generation_id,
+                                    member_id=generation.member_id,
+                                    group_instance_id=instance if version >= 3 else None)
+
+        try:
+            resp, _ = c.coordinator_request(build, HEARTBEAT, c.request_timeout_ms)
+        except KafkaError as e:
+            with c._lock:
+                c.heartbeat.failed(c.time.milliseconds())
+            if not isinstance(e, DisconnectError | KafkaTimeoutError):
+                c.mark_coordinator_unknown(str(e))
+            return
+        self._handle_response(resp.error_code, generation)
+
+    def _handle_response(self, code: int, generation: Generation) -> None:
+        c = self.c
+        now = c.time.milliseconds()
+        with c._lock:
+            if code == ErrorCode.NONE:
+                c.heartbeat.received(now)
+                return
+            if code == ErrorCode.REBALANCE_IN_PROGRESS:
+                c.heartbeat.received(now)
+                if c.generation_if_stable() is not None:
+                    c.request_rejoin("group is already rebalancing")
+                return
+            c.heartbeat.failed(now)
+        if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+            c.mark_coordinator_unknown(error_from_code(code).name)
+        elif code in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
+            if c.generation == generation:
+                c.reset_generation(f"encountered {error_from_code(code).name} from HEARTBEAT response")
+            if code == ErrorCode.FENCED_INSTANCE_ID:
+                c.fatal_error = error_from_code(code, f"Received fatal exception: group.instance.id gets "
+                                                         f"fenced ({c.group_instance_id})")
+        elif code == ErrorCode.GROUP_AUTHORIZATION_FAILED:
+            c.fatal_error = error_from_code(code, f"Not authorized to access group: {c.group_id}")
+        else:
+            log.warning("Unexpected error in heartbeat response: %s", error_from_code(code).name)

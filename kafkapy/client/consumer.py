@@ -125,14 +125,14 @@ class KafkaConsumer:
         return self._coordinator
 
     def commit_sync(self, offsets: Mapping[TopicPartition, Any] | None = None, timeout_ms: float | None = None) -> None:
-        self._group_coordinator().commit_sync(offsets, timeout_ms)
+        self._group_coordinator().offsets.commit_sync(offsets, timeout_ms)
 
     def commit_async(self, offsets: Mapping[TopicPartition, Any] | None = None, callback: Any = None) -> None:
-        self._group_coordinator().commit_async(offsets, callback)
+        self._group_coordinator().offsets.commit_async(offsets, callback)
 
     def committed(self, partitions: Iterable[TopicPartition], timeout_ms: float | None = None) -> dict[TopicPartition, Any]:
         timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
-        return self._group_coordinator().fetch_committed_offsets(partitions, timeout_ms)
+        return self._group_coordinator().offsets.fetch_committed_offsets(partitions, timeout_ms)
 
     def subscription(self) -> set[str]:
         return set(self.subscriptions.subscription)
@@ -175,7 +175,7 @@ class KafkaConsumer:
 
     def _update_fetch_positions(self, timeout_ms: float) -> None:
         if self._coordinator is not None:
-            self._coordinator.refresh_committed_offsets_if_needed(timeout_ms)
+            self._coordinator.offsets.refresh_committed_offsets_if_needed(timeout_ms)
         for tp in self.subscriptions.missing_positions():
             if self.subscriptions.default_reset is OffsetResetStrategy.NONE:
                 from kafkapy.common.errors import OffsetOutOfRangeError

@@ -11,8 +11,9 @@ EAGER revokes everything before joining; COOPERATIVE keeps owned partitions, rev
 new assignment lacks, then rejoins so they can be handed on. Listener callbacks
 (on_partitions_revoked / on_partitions_assigned / on_partitions_lost) run on the consumer's thread.
 
-Offsets (commit sync/async, fetch: client/consumer_offsets.py, mixed in): auto commit every
-auto.commit.interval.ms from poll(), before each rebalance and on close.
+Offsets (commit sync/async, fetch) are a collaborator, `self.offsets` (ConsumerOffsets,
+client/consumer_offsets.py): auto commit every auto.commit.interval.ms from poll(), before each
+rebalance and on close.
 
 Thread-safety: driven by the consumer's thread; the heartbeat thread touches only the base class'
 guarded state.
@@ -22,9 +23,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import Future
 from typing import Any
 
 from kafkapy.client.abstract_coordinator import (
@@ -44,7 +43,7 @@ from kafkapy.client.assignors.consumer_protocol import (
     serialize_subscription,
 )
 from kafkapy.client.config import ConsumerConfig
-from kafkapy.client.consumer_offsets import ConsumerOffsetsMixin, sorted_partitions
+from kafkapy.client.consumer_offsets import ConsumerOffsets, sorted_partitions
 from kafkapy.client.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafkapy.client.group_offsets import (
     CommitFailedError,
@@ -61,7 +60,7 @@ log = logging.getLogger(__name__)
 __all__ = ["CommitFailedError", "ConsumerCoordinator", "ConsumerRebalanceListener", "OffsetAndMetadata"]
 
 
-class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
+class ConsumerCoordinator(AbstractCoordinator):
     def __init__(self, client: NetworkClient, subscriptions: SubscriptionState, fetcher: Any,
                  config: ConsumerConfig, time: Time) -> None:
         super().__init__(client, config, time)
@@ -77,21 +76,16 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
             raise ValueError("Specified assignors " + str([a.name for a in self.assignors])
                              + " do not have commonly supported rebalance protocol")
         self.protocol = max(common, key=lambda p: p.value)
-        self.auto_commit_enabled = bool(config["enable.auto.commit"])
-        self.auto_commit_interval_ms = int(config["auto.commit.interval.ms"])
-        self.next_auto_commit_deadline = time.milliseconds() + self.auto_commit_interval_ms
         self.exclude_internal_topics = bool(config["exclude.internal.topics"])
         self.allow_auto_create_topics = bool(config["allow.auto.create.topics"])
         self.rack_id = config["client.rack"] or None
-        self.default_api_timeout_ms = int(config["default.api.timeout.ms"])
         self.listener: Any = None
         self.pattern: re.Pattern[str] | None = None
         self.joined_subscription: set[str] = set()
         self.group_subscription: set[str] = set()
         self._assignment_snapshot: dict[str, int] | None = None
         self._metadata_version_seen = -1
-        self._pending_commits: list[tuple[Future, dict[TopicPartition, OffsetAndMetadata], Any, Generation]] = []
-        self._completed_commits: deque[tuple[Any, dict[TopicPartition, OffsetAndMetadata], Exception | None]] = deque()
+        self.offsets = ConsumerOffsets(self, subscriptions, config, time)
         self._listener_error: Exception | None = None
 
     # ------------------------------------------------------------------------------------------
@@ -123,15 +117,12 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
         self.client.metadata.set_topics(set(topics) | self.group_subscription)
 
     def unsubscribe(self) -> None:
-        if self.subscriptions.subscription_type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN):
+        if self.subscriptions.has_auto_assigned_partitions():
             self.on_leave_prepare()
             self.maybe_leave_group("the consumer unsubscribed from all topics")
         self.pattern = None
         self.client.metadata.need_all_topics = False
         self.joined_subscription = set()
-
-    def _auto_assigned(self) -> bool:
-        return self.subscriptions.subscription_type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
 
     def _update_pattern_subscription(self) -> None:
         if self.pattern is None or self.client.metadata.version == self._metadata_version_seen:
@@ -145,7 +136,7 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
             self.subscriptions.subscription = matched
 
     def rejoin_needed_or_pending(self) -> bool:
-        if not self._auto_assigned():
+        if not self.subscriptions.has_auto_assigned_partitions():
             return False
         if super().rejoin_needed_or_pending():
             return True
@@ -167,10 +158,10 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
     def poll(self, deadline: float) -> bool:
         """Called on every KafkaConsumer.poll iteration: rebalance if needed, auto commit, callbacks.
         True when the consumer has its assignment (or does not use group assignment)."""
-        self._invoke_completed_commit_callbacks()
+        self.offsets.invoke_completed_commit_callbacks()
         now = self.time.milliseconds()
         ready = True
-        if self._auto_assigned():
+        if self.subscriptions.has_auto_assigned_partitions():
             self.poll_heartbeat(now)
             self._update_pattern_subscription()
             if self.coordinator_unknown() and not self.ensure_coordinator_ready(deadline):
@@ -181,7 +172,7 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
                 ready = self.ensure_active_group(deadline)
                 self._raise_listener_error()
             self.poll_heartbeat(self.time.milliseconds())
-        self.maybe_auto_commit_offsets_async(self.time.milliseconds())
+        self.offsets.maybe_auto_commit_offsets_async(self.time.milliseconds())
         return ready
 
     def _refresh_topics(self, deadline: float) -> None:
@@ -214,9 +205,9 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
         return out
 
     def on_join_prepare(self, generation: Generation) -> bool:
-        if self.auto_commit_enabled:
+        if self.offsets.auto_commit_enabled:
             try:
-                self.commit_sync(None, min(self.rebalance_timeout_ms, self.request_timeout_ms))
+                self.offsets.commit_sync(None, min(self.rebalance_timeout_ms, self.request_timeout_ms))
             except KafkaError as e:
                 log.warning("Synchronous auto-commit of offsets failed before rebalancing: %s", e)
         owned = sorted_partitions(self.subscriptions.assigned_partitions())
@@ -315,14 +306,14 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
         assignor = next((a for a in self.assignors if a.name == generation.protocol_name), None)
         if assignor is not None:
             assignor.on_assignment(Assignment(sorted_partitions(assigned_set), decoded.user_data), generation.generation_id)
-        self.next_auto_commit_deadline = self.time.milliseconds() + self.auto_commit_interval_ms
+        self.offsets.reset_auto_commit_deadline()
         self._invoke("on_partitions_assigned", added)
         if revoked and self.protocol is RebalanceProtocol.COOPERATIVE:
             self.request_rejoin("need to revoke partitions and re-join")
 
     def on_leave_prepare(self) -> None:
         owned = sorted_partitions(self.subscriptions.assigned_partitions())
-        if self._auto_assigned() and owned:
+        if self.subscriptions.has_auto_assigned_partitions() and owned:
             lost = self.generation == NO_GENERATION or self.rebalance_in_progress()
             self._invoke("on_partitions_lost" if lost else "on_partitions_revoked", owned)
             self._revoke_from_subscriptions(owned)
@@ -350,7 +341,7 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
             raise KafkaError(f"User rebalance callback throws an error: {err}") from err
 
     # ------------------------------------------------------------------------------------------
-    # offsets: commit
+    # close
 
     def close(self, timeout_ms: float | None = None) -> None:
         """Auto commit, finish async commits, leave and stop heartbeating, all within one deadline:
@@ -359,13 +350,14 @@ class ConsumerCoordinator(ConsumerOffsetsMixin, AbstractCoordinator):
         deadline = self.time.milliseconds() + min(timeout_ms, self.request_timeout_ms)
         self.begin_close()
         try:
-            if self.auto_commit_enabled and (not self._auto_assigned() or self.generation_if_stable() is not None):
+            stable = not self.subscriptions.has_auto_assigned_partitions() or self.generation_if_stable() is not None
+            if self.offsets.auto_commit_enabled and stable:
                 try:
-                    self.commit_sync(None, max(1, deadline - self.time.milliseconds()))
+                    self.offsets.commit_sync(None, max(1, deadline - self.time.milliseconds()))
                 except KafkaError as e:
                     log.warning("Synchronous auto-commit of offsets failed on close: %s", e)
-            self._process_pending_commits(deadline)
-            self._invoke_completed_commit_callbacks()
+            self.offsets.process_pending_commits(deadline)
+            self.offsets.invoke_completed_commit_callbacks()
             self.on_leave_prepare()
             self.maybe_leave_group("the consumer is being closed", deadline)
         finally:

@@ -1,4 +1,5 @@
-"""The consumer's offset work, mixed into ConsumerCoordinator: commit (sync, async, auto) and fetch.
+"""ConsumerOffsets: a group member's offset work, a collaborator of ConsumerCoordinator: commit (sync,
+async, auto) and fetch, sent on the AbstractCoordinator's coordinator connection it is given.
 
 OffsetCommit v0-9 carries the generation and member id when subscribed, -1/"" for manual assignment (as
 Kafka's "simple" consumer); OffsetFetch v0-9 (require_stable) gives the committed offsets that initialise
@@ -11,11 +12,13 @@ Thread-safety: the consumer's thread only (as ConsumerCoordinator).
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from kafkapy.client.abstract_coordinator import NO_GENERATION, Generation
+from kafkapy.client.abstract_coordinator import NO_GENERATION, AbstractCoordinator, Generation
+from kafkapy.client.config import ConsumerConfig
 from kafkapy.client.errors import KafkaTimeoutError, error_from_code
 from kafkapy.client.group_offsets import (
     OFFSET_COMMIT,
@@ -27,7 +30,9 @@ from kafkapy.client.group_offsets import (
     parse_offset_fetch,
     to_offset_and_metadata,
 )
+from kafkapy.client.subscription_state import SubscriptionState
 from kafkapy.common.errors import ErrorCode, KafkaError, RebalanceInProgressError
+from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 
 log = logging.getLogger("kafkapy.client.consumer_coordinator")
@@ -40,8 +45,25 @@ def sorted_partitions(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
     return sorted(tps, key=lambda tp: (tp.topic, tp.partition))
 
 
-class ConsumerOffsetsMixin:
-    """Offset commit/fetch for ConsumerCoordinator (uses its client, subscriptions, config, generation)."""
+class ConsumerOffsets:
+    """Offset commit/fetch of a group member, over its AbstractCoordinator's coordinator connection."""
+
+    def __init__(self, coordinator: AbstractCoordinator, subscriptions: SubscriptionState, config: ConsumerConfig,
+                 time: Time) -> None:
+        self.coordinator = coordinator
+        self.subscriptions = subscriptions
+        self.time = time
+        self.group_id = coordinator.group_id
+        self.auto_commit_enabled = bool(config["enable.auto.commit"])
+        self.auto_commit_interval_ms = int(config["auto.commit.interval.ms"])
+        self.next_auto_commit_deadline = time.milliseconds() + self.auto_commit_interval_ms
+        self.default_api_timeout_ms = int(config["default.api.timeout.ms"])
+        self._pending_commits: list[tuple[Future, dict[TopicPartition, OffsetAndMetadata], Any, Generation]] = []
+        self._completed_commits: deque[tuple[Any, dict[TopicPartition, OffsetAndMetadata], Exception | None]] = deque()
+
+    def reset_auto_commit_deadline(self) -> None:
+        """A new assignment: the next auto commit is a full interval away."""
+        self.next_auto_commit_deadline = self.time.milliseconds() + self.auto_commit_interval_ms
 
     def all_consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
         out = {}
@@ -62,11 +84,11 @@ class ConsumerOffsetsMixin:
         return out
 
     def _commit_generation(self) -> tuple[Generation, str | None]:
-        if not self._auto_assigned():
+        if not self.subscriptions.has_auto_assigned_partitions():
             return NO_GENERATION, None
-        generation = self.generation_if_stable()
+        generation = self.coordinator.generation_if_stable()
         if generation is None:
-            if self.rebalance_in_progress():
+            if self.coordinator.rebalance_in_progress():
                 raise RebalanceInProgressError(
                     "Offset commit cannot be completed since the consumer is undergoing a rebalance for auto "
                     "partition assignment. You can try completing the rebalance by calling poll() and then retry "
@@ -74,12 +96,12 @@ class ConsumerOffsetsMixin:
             raise CommitFailedError(
                 "Offset commit cannot be completed since the consumer is not part of an active group for auto "
                 "partition assignment; it is likely that the consumer was kicked out of the group.")
-        return generation, self.group_instance_id
+        return generation, self.coordinator.group_instance_id
 
     def _send_offset_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> tuple[Future, Generation]:
         generation, instance = self._commit_generation()
         build = offset_commit_builder(self.group_id, generation.generation_id, generation.member_id, instance, offsets)
-        future, _ = self.coordinator_send(build, OFFSET_COMMIT)
+        future, _ = self.coordinator.coordinator_send(build, OFFSET_COMMIT)
         return future, generation
 
     def _commit_result(self, resp: Any, generation: Generation) -> Exception | None:
@@ -98,17 +120,17 @@ class ConsumerOffsetsMixin:
                 if code in _RETRIABLE_COMMIT:
                     if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
                                 ErrorCode.REQUEST_TIMED_OUT):
-                        self.mark_coordinator_unknown(err.name)
+                        self.coordinator.mark_coordinator_unknown(err.name)
                     return error_from_code(code, f"Offset commit failed with a retriable exception for {tp}")
                 if code == ErrorCode.REBALANCE_IN_PROGRESS:
-                    self.request_rejoin("offset commit failed since group is already rebalancing")
+                    self.coordinator.request_rejoin("offset commit failed since group is already rebalancing")
                     return RebalanceInProgressError(
                         "Offset commit cannot be completed since the consumer group is executing a rebalance at "
                         "the moment. You can try completing the rebalance by calling poll() and then retry commit "
                         "again")
                 if code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
-                    if self.generation == generation:
-                        self.reset_generation(f"encountered {err.name} from OFFSET_COMMIT response")
+                    if self.coordinator.generation == generation:
+                        self.coordinator.reset_generation(f"encountered {err.name} from OFFSET_COMMIT response")
                     return CommitFailedError()
                 return error_from_code(code, f"Unexpected error in commit for partition {tp}")
         if unauthorized:
@@ -117,7 +139,7 @@ class ConsumerOffsetsMixin:
         return None
 
     def commit_sync(self, offsets: Mapping[Any, Any] | None = None, timeout_ms: float | None = None) -> None:
-        self._invoke_completed_commit_callbacks()
+        self.invoke_completed_commit_callbacks()
         offsets_ = self.all_consumed() if offsets is None else self._normalise(offsets)
         if not offsets_:
             return
@@ -125,17 +147,17 @@ class ConsumerOffsetsMixin:
         deadline = self.time.milliseconds() + timeout_ms
         last: Exception | None = None
         while True:
-            if self.ensure_coordinator_ready(deadline):
+            if self.coordinator.ensure_coordinator_ready(deadline):
                 try:
                     future, generation = self._send_offset_commit(offsets_)
-                    self.await_future(future, deadline)
+                    self.coordinator.await_future(future, deadline)
                     if future.done():
                         exc = future.exception()
                         result = exc if exc is not None else self._commit_result(future.result(), generation)
                         if result is None:
                             return
                         if isinstance(exc, KafkaError) and exc.retriable:
-                            self.mark_coordinator_unknown(str(exc))
+                            self.coordinator.mark_coordinator_unknown(str(exc))
                         if not (isinstance(result, KafkaError) and result.retriable):
                             raise result
                         last = result
@@ -143,21 +165,21 @@ class ConsumerOffsetsMixin:
                     if not e.retriable:
                         raise
                     last = e
-            if not self._backoff(deadline):
+            if not self.coordinator.backoff(deadline):
                 raise KafkaTimeoutError(f"Timeout of {timeout_ms:.0f}ms expired before successfully committing "
                                         f"offsets {offsets_}" + (f" (last error: {last})" if last else ""))
 
     def commit_async(self, offsets: Mapping[Any, Any] | None = None,
                      callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], Any] | None = None
                      ) -> None:
-        self._invoke_completed_commit_callbacks()
+        self.invoke_completed_commit_callbacks()
         offsets_ = self.all_consumed() if offsets is None else self._normalise(offsets)
         if not offsets_:
             if callback is not None:
                 self._completed_commits.append((callback, offsets_, None))
             return
         try:
-            if not self.ensure_coordinator_ready(self.time.milliseconds() + self.request_timeout_ms):
+            if not self.coordinator.ensure_coordinator_ready(self.time.milliseconds() + self.coordinator.request_timeout_ms):
                 raise error_from_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group coordinator is not available")
             future, generation = self._send_offset_commit(offsets_)
         except KafkaError as e:
@@ -165,14 +187,14 @@ class ConsumerOffsetsMixin:
             return
         self._pending_commits.append((future, offsets_, callback, generation))
 
-    def _process_pending_commits(self, deadline: float | None = None) -> None:
+    def process_pending_commits(self, deadline: float | None = None) -> None:
         still = []
         for entry in self._pending_commits:
             future, offsets, callback, generation = entry
             if deadline is not None:
-                self.await_future(future, deadline)
+                self.coordinator.await_future(future, deadline)
             elif not future.done():
-                self.await_future(future, 0)
+                self.coordinator.await_future(future, 0)
             if not future.done():
                 still.append(entry)
                 continue
@@ -181,8 +203,8 @@ class ConsumerOffsetsMixin:
             self._completed_commits.append((callback, offsets, result))
         self._pending_commits = still
 
-    def _invoke_completed_commit_callbacks(self) -> None:
-        self._process_pending_commits()
+    def invoke_completed_commit_callbacks(self) -> None:
+        self.process_pending_commits()
         while self._completed_commits:
             callback, offsets, exc = self._completed_commits.popleft()
             if callback is not None:
@@ -193,12 +215,12 @@ class ConsumerOffsetsMixin:
     def maybe_auto_commit_offsets_async(self, now: int) -> None:
         if not self.auto_commit_enabled or now < self.next_auto_commit_deadline:
             return
-        if self.coordinator_unknown():
+        if self.coordinator.coordinator_unknown():
             # Do not block poll() on a lookup here: try again after retry.backoff.ms (Kafka does the same).
-            self.next_auto_commit_deadline = now + self.retry_backoff_ms
+            self.next_auto_commit_deadline = now + self.coordinator.retry_backoff_ms
             return
         self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
-        if self._auto_assigned() and self.generation_if_stable() is None:
+        if self.subscriptions.has_auto_assigned_partitions() and self.coordinator.generation_if_stable() is None:
             return
         offsets = self.all_consumed()
         if offsets:
@@ -212,7 +234,7 @@ class ConsumerOffsetsMixin:
             log.warning("Asynchronous auto-commit of offsets %s failed: %s", offsets, exc)
             if isinstance(exc, KafkaError) and exc.retriable:
                 self.next_auto_commit_deadline = min(self.next_auto_commit_deadline,
-                                                     self.time.milliseconds() + self.retry_backoff_ms)
+                                                     self.time.milliseconds() + self.coordinator.retry_backoff_ms)
 
     # ------------------------------------------------------------------------------------------
     # offsets: fetch
@@ -226,9 +248,9 @@ class ConsumerOffsetsMixin:
         build = offset_fetch_builder(self.group_id, tps, require_stable=True)
 
         while True:
-            if self.ensure_coordinator_ready(deadline):
+            if self.coordinator.ensure_coordinator_ready(deadline):
                 try:
-                    resp, version = self.coordinator_request(build, OFFSET_FETCH,
+                    resp, version = self.coordinator.coordinator_request(build, OFFSET_FETCH,
                                                              max(1, deadline - self.time.milliseconds()))
                     result = self._offset_fetch_result(resp)
                     if result is not None:
@@ -237,7 +259,7 @@ class ConsumerOffsetsMixin:
                     if not e.retriable:
                         raise
                     log.debug("OffsetFetch failed: %s", e)
-            if not self._backoff(deadline):
+            if not self.coordinator.backoff(deadline):
                 raise KafkaTimeoutError(f"Timeout of {timeout_ms:.0f}ms expired before the last committed offset "
                                         f"for partitions {tps} could be determined. Try tuning "
                                         "default.api.timeout.ms larger to relax the threshold.")
@@ -248,7 +270,7 @@ class ConsumerOffsetsMixin:
         code = result.error_code
         if code:
             if code in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
-                self.mark_coordinator_unknown(error_from_code(code).name)
+                self.coordinator.mark_coordinator_unknown(error_from_code(code).name)
                 return None
             if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                 return None

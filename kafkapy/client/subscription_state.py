@@ -86,6 +86,10 @@ class SubscriptionState:
         """For group membership: install the partitions the group assigned us."""
         self._assignment = {tp: self._assignment.get(tp) or TopicPartitionState() for tp in partitions}
 
+    def has_auto_assigned_partitions(self) -> bool:
+        """True when the group assigns our partitions (subscribed to topics or a pattern)."""
+        return self.subscription_type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
+
     def unsubscribe(self) -> None:
         self._assignment = {}
         self.subscription = set()

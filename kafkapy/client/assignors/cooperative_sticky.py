@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import struct
 
-from kafkapy.client.assignors import Assignment, RebalanceProtocol, Subscription
-from kafkapy.client.assignors.consumer_protocol import DEFAULT_GENERATION, encode_generation_user_data
+from kafkapy.client.assignors.consumer_protocol import (
+    DEFAULT_GENERATION,
+    Assignment,
+    Subscription,
+    encode_generation_user_data,
+)
+from kafkapy.client.assignors.partition_assignor import RebalanceProtocol
 from kafkapy.client.assignors.sticky import AbstractStickyAssignor, MemberData
 from kafkapy.common.topic_partition import TopicPartition
 

@@ -9,10 +9,9 @@ with several topics of the same size the first members get the extra partition o
 
 from __future__ import annotations
 
-from kafkapy.client.assignors import (
-    Assignment,
+from kafkapy.client.assignors.consumer_protocol import Assignment, Subscription
+from kafkapy.client.assignors.partition_assignor import (
     ConsumerPartitionAssignor,
-    Subscription,
     as_assignments,
     member_sort_key,
     partitions_for,

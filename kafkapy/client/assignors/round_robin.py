@@ -8,10 +8,9 @@ members share a subscription. Stateless; thread-safe.
 
 from __future__ import annotations
 
-from kafkapy.client.assignors import (
-    Assignment,
+from kafkapy.client.assignors.consumer_protocol import Assignment, Subscription
+from kafkapy.client.assignors.partition_assignor import (
     ConsumerPartitionAssignor,
-    Subscription,
     as_assignments,
     member_sort_key,
     partitions_for,

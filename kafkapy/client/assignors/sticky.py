@@ -25,18 +25,18 @@ from __future__ import annotations
 
 import logging
 
-from kafkapy.client.assignors import (
-    Assignment,
-    ConsumerPartitionAssignor,
-    Subscription,
-    as_assignments,
-    partitions_for,
-)
 from kafkapy.client.assignors.consumer_protocol import (
     DEFAULT_GENERATION,
+    Assignment,
     ConsumerProtocolError,
+    Subscription,
     decode_sticky_user_data,
     encode_sticky_user_data,
+)
+from kafkapy.client.assignors.partition_assignor import (
+    ConsumerPartitionAssignor,
+    as_assignments,
+    partitions_for,
 )
 from kafkapy.common.topic_partition import TopicPartition
 
