@@ -218,6 +218,7 @@ class AbstractCoordinator:
             send_buffer_bytes=int(self.config["send.buffer.bytes"]),
             receive_buffer_bytes=int(self.config["receive.buffer.bytes"]),
             time=self.time,
+            security=self.client.security,
         )
         conn.connect(min(timeout, int(self.config["socket.connection.setup.timeout.ms"])))
         with self._lock:

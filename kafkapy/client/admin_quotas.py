@@ -132,26 +132,17 @@ class UserScramCredentialDeletion(NamedTuple):
     mechanism: ScramMechanism
 
 
-def random_salt() -> bytes:
-    """Kafka's ScramFormatter.secureRandomBytes: 130 random bits as base-36 text."""
-    import secrets  # here, not at module level: every AdminClient loads this module
-
-    n = secrets.randbits(130)
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if n == 0:
-            return out.encode("ascii")
-
-
 def salted_password(mechanism: ScramMechanism, password: bytes | str, salt: bytes, iterations: int) -> bytes:
     """RFC 5802's Hi(): PBKDF2-HMAC with the mechanism's hash (Kafka's ScramFormatter.hi)."""
-    import hashlib  # ~2 ms of OpenSSL set-up, paid only by SCRAM upsertions
+    from kafkapy.common.scram import salted_password as hi  # hashlib set-up paid only by SCRAM upsertions
 
-    raw = password.encode("utf-8") if isinstance(password, str) else password
-    return hashlib.pbkdf2_hmac(mechanism.hash_name, raw, salt, iterations)
+    return hi(mechanism.hash_name, password, salt, iterations)
+
+
+def random_salt() -> bytes:
+    from kafkapy.common.scram import random_salt as salt
+
+    return salt()
 
 
 def _raise_first(values: Iterable[Any], raise_errors: bool) -> None:

@@ -4,7 +4,11 @@ Bytes on the wire: size-prefixed request frames (request header + body, built by
 size-prefixed response frames (response header + body). Responses come back in request order on a
 connection, so in-flight requests are a FIFO matched by correlation id.
 
-Lifecycle: DISCONNECTED -> CONNECTING (TCP) -> CHECKING_API_VERSIONS -> READY -> DISCONNECTED.
+Lifecycle: DISCONNECTED -> CONNECTING (TCP, then the TLS handshake on SSL / SASL_SSL) ->
+CHECKING_API_VERSIONS -> AUTHENTICATING (SASL_*: SaslHandshake v1 then SaslAuthenticate rounds, see
+sasl_client.py) -> READY -> DISCONNECTED. TLS runs over memory BIOs (ssl_transport.py): requests are
+encrypted before sendall and bytes read are decrypted before framing. A failed TLS handshake or SASL
+login raises a non-retriable error (SslAuthenticationFailedError / SaslAuthenticationFailedError).
 On connect the client sends ApiVersions at our highest version (v3+ carries client_software_name /
 version); if the broker answers UNSUPPORTED_VERSION (its body is then v0) we retry once at the
 broker's highest ApiVersions version. Each later request uses the highest version both sides support.
@@ -24,6 +28,7 @@ import itertools
 import logging
 import select
 import socket
+import ssl
 import threading
 from collections import deque
 from concurrent.futures import Future
@@ -31,13 +36,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import kafkapy
+from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.errors import (
     ClientUnsupportedVersionError,
     DisconnectError,
     KafkaTimeoutError,
+    SslAuthenticationFailedError,
     error_from_code,
 )
-from kafkapy.common.errors import ErrorCode, KafkaError
+from kafkapy.client.ssl_transport import ClientSslTransport
+from kafkapy.common.errors import ErrorCode, KafkaError, SaslAuthenticationFailedError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.protocol.api_keys import API_NAMES
 from kafkapy.protocol.framing import FrameDecoder
@@ -48,6 +56,8 @@ from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
 log = logging.getLogger(__name__)
 
 API_VERSIONS_KEY = 18
+SASL_HANDSHAKE_KEY = 17
+SASL_AUTHENTICATE_KEY = 36
 CLIENT_SOFTWARE_NAME = "kafkapy"
 CLIENT_SOFTWARE_VERSION = getattr(kafkapy, "__version__", "0.1.0")
 MAX_RESPONSE_BYTES = 512 * 1024 * 1024
@@ -58,6 +68,7 @@ class ConnectionState(enum.Enum):
     DISCONNECTED = "DISCONNECTED"
     CONNECTING = "CONNECTING"
     CHECKING_API_VERSIONS = "CHECKING_API_VERSIONS"
+    AUTHENTICATING = "AUTHENTICATING"
     READY = "READY"
 
 
@@ -102,6 +113,7 @@ class BrokerConnection:
         receive_buffer_bytes: int = 65536,
         time: Time = SYSTEM,
         max_versions: dict[int, int] | None = None,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -125,6 +137,8 @@ class BrokerConnection:
         self._read_lock = threading.Lock()
         self._state_lock = threading.RLock()
         self._closed_error: KafkaError | None = None
+        self._security = security
+        self._tls: ClientSslTransport | None = None
 
     def __repr__(self) -> str:
         return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -156,18 +170,69 @@ class BrokerConnection:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self._receive_buffer_bytes)
         except OSError:
             pass
+        tls = None
+        if self._security is not None and self._security.ssl_context is not None:
+            tls = self._tls_handshake(sock, self._security.ssl_context, timeout_ms)
         sock.settimeout(self.request_timeout_ms / 1000.0)
         with self._state_lock:
             self._sock = sock
+            self._tls = tls
             self.state = ConnectionState.CHECKING_API_VERSIONS
         try:
             self._negotiate_api_versions(timeout_ms)
+            if self._security is not None and self._security.mechanism is not None:
+                with self._state_lock:
+                    self.state = ConnectionState.AUTHENTICATING
+                self._authenticate(self._security, timeout_ms)
         except BaseException:
             self.close()
             raise
         with self._state_lock:
             if self._sock is sock:
                 self.state = ConnectionState.READY
+
+    def _tls_handshake(self, sock: socket.socket, context: ssl.SSLContext, timeout_ms: int) -> ClientSslTransport:
+        tls = ClientSslTransport(context, self.host)
+        sock.settimeout(max(timeout_ms, 1) / 1000.0)
+        try:
+            tls.handshake(sock)
+        except ssl.SSLError as e:
+            sock.close()
+            with self._state_lock:
+                self.state = ConnectionState.DISCONNECTED
+            raise SslAuthenticationFailedError(
+                f"SSL handshake with node {self.node_id} ({self.host}:{self.port}) failed: {e.reason or e}"
+            ) from None
+        except OSError as e:
+            sock.close()
+            with self._state_lock:
+                self.state = ConnectionState.DISCONNECTED
+            raise DisconnectError(f"SSL handshake with node {self.node_id} ({self.host}:{self.port}) failed: {e}") from e
+        return tls
+
+    def _authenticate(self, security: ClientSecurity, timeout_ms: int) -> None:
+        """SaslHandshake v1+ then SaslAuthenticate until the mechanism completes (Kafka 1.0+ brokers)."""
+        from kafkapy.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+        from kafkapy.protocol.messages.sasl_handshake import SaslHandshakeRequest
+
+        mechanism = security.mechanism
+        version = self.pick_version(SASL_HANDSHAKE_KEY, min_version=1)
+        resp = self.wait(self._send_raw(SaslHandshakeRequest(mechanism=mechanism), SASL_HANDSHAKE_KEY, version,
+                                        True, timeout_ms), timeout_ms)
+        if resp.error_code:
+            raise error_from_code(resp.error_code, f"Unsupported SASL mechanism {mechanism} (the broker enables: "
+                                                   f"{', '.join(resp.mechanisms)})")
+        client = security.sasl_client()
+        token: bytes | None = client.initial()
+        auth_version = self.pick_version(SASL_AUTHENTICATE_KEY)
+        while token is not None:
+            resp = self.wait(self._send_raw(SaslAuthenticateRequest(auth_bytes=token), SASL_AUTHENTICATE_KEY,
+                                            auth_version, True, timeout_ms), timeout_ms)
+            if resp.error_code:
+                raise error_from_code(resp.error_code, resp.error_message or "Authentication failed")
+            token = client.evaluate(bytes(resp.auth_bytes))
+        if not client.complete:
+            raise SaslAuthenticationFailedError(f"SASL {mechanism} did not complete")
 
     def _negotiate_api_versions(self, timeout_ms: int) -> None:
         lo, hi = our_version_range(API_VERSIONS_KEY)
@@ -209,6 +274,7 @@ class BrokerConnection:
 
     def _close_socket(self) -> None:
         sock, self._sock = self._sock, None
+        self._tls = None
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
@@ -224,7 +290,8 @@ class BrokerConnection:
         return self.state is ConnectionState.READY
 
     def is_connected(self) -> bool:
-        return self.state in (ConnectionState.CHECKING_API_VERSIONS, ConnectionState.READY)
+        return self.state in (ConnectionState.CHECKING_API_VERSIONS, ConnectionState.AUTHENTICATING,
+                              ConnectionState.READY)
 
     @property
     def in_flight_count(self) -> int:
@@ -284,6 +351,9 @@ class BrokerConnection:
             corr = next(self._correlation) & 0x7FFFFFFF
             header = RequestHeader(api_key, version, corr, self.client_id)
             data = encode_request(header, request)
+            tls = self._tls
+            if tls is not None:
+                data = tls.encrypt(data)
             if expect_response:
                 deadline = self._time.nanoseconds() + int(timeout_ms) * 1_000_000
                 self._in_flight.append(InFlightRequest(corr, api_key, version, future, deadline))
@@ -337,7 +407,12 @@ class BrokerConnection:
             if not readable:
                 self._expire_requests()
                 return
-            data = sock.recv(_RECV_CHUNK)
+            data: bytes | None = sock.recv(_RECV_CHUNK)
+            tls = self._tls
+            if tls is not None and data:
+                data = tls.decrypt(data)
+                if data == b"":
+                    return  # part of a TLS record; the rest comes with the next read
         except (OSError, ValueError) as e:
             if self._sock is sock:
                 self.close(DisconnectError(f"Connection to node {self.node_id} failed: {e}"))

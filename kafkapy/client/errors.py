@@ -12,6 +12,7 @@ from kafkapy.common.errors import (
     KafkaError,
     NetworkExceptionError,
     RequestTimedOutError,
+    SaslAuthenticationFailedError,
     UnsupportedVersionError,
     error_for_code,
 )
@@ -39,6 +40,14 @@ class ClientUnsupportedVersionError(
     UnsupportedVersionError, code=UnsupportedVersionError.code, name=UnsupportedVersionError.name, retriable=False
 ):
     """The broker's supported versions of an API do not overlap the versions this client speaks."""
+
+
+class SslAuthenticationFailedError(
+    SaslAuthenticationFailedError, code=SaslAuthenticationFailedError.code,
+    name=SaslAuthenticationFailedError.name, retriable=False,
+):
+    """The TLS handshake failed (untrusted certificate, wrong host name, no common protocol): Java's
+    SslAuthenticationException; like every AuthenticationException it is not retried."""
 
 
 def raise_for_code(code: int, message: str | None = None) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
+from kafkapy.client.client_security import client_security
 from kafkapy.client.config import ClientConfig
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.client.errors import DisconnectError, KafkaTimeoutError
@@ -53,6 +54,7 @@ class NetworkClient:
             int(config["metadata.max.age.ms"]), self.retry_backoff_ms, time
         )
         self._max_versions = max_versions or {}
+        self.security = client_security(config)  # TLS context / SASL credentials, None for PLAINTEXT
         self._bootstrap: dict[int, tuple[str, int]] = {
             -(i + 1): addr for i, addr in enumerate(config.bootstrap_addresses())
         }
@@ -141,6 +143,7 @@ class NetworkClient:
                     receive_buffer_bytes=int(self.config["receive.buffer.bytes"]),
                     time=self._time,
                     max_versions=self._max_versions,
+                    security=self.security,
                 )
                 self._conns[node_id] = conn
             delay = self.connection_delay_ms(node_id)

@@ -9,7 +9,10 @@ resumed at `send_offset`.
 
 Thread-safety: the parse state (size_buf, size_read, frame, frame_view, frame_read) belongs to the
 Processor thread. `lock` guards what a responding thread touches too: `muted`, `handed_over`,
-`send_queue`, `send_offset`, `pending`, `closed` and the socket's write side. The socket is closed only with
+`send_queue`, `send_offset`, `pending`, `closed` and the socket's write side (and, on TLS
+listeners, the SslTransport's encrypting side: see ssl_transport.py for why reads and writes of one
+SSLObject never overlap). `principal` is set by the Processor (TLS handshake) or the SASL handlers
+while no request of the connection is being served, and copied onto each Request. The socket is closed only with
 `lock` held, so a thread that holds it and sees `closed` False may use the descriptor (it cannot
 have been reused by a newer connection).
 """
@@ -23,7 +26,9 @@ import threading
 from collections import deque
 
 from kafkapy.common.file_region import FileRegion
+from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.server.network.request_channel import Chunk
+from kafkapy.server.network.ssl_transport import SslTransport
 
 _MAX_IOV = 64
 
@@ -40,9 +45,12 @@ class KafkaChannel:
     __slots__ = (
         "sock", "fd", "connection_id", "address", "lock", "size_buf", "size_read", "frame", "frame_view",
         "frame_read", "pending", "muted", "handed_over", "send_queue", "send_offset", "last_active_ms", "closed",
+        "tls", "principal", "close_after_send",
     )  # fmt: skip
 
-    def __init__(self, sock: socket.socket, connection_id: str, address: tuple[str, int]) -> None:
+    def __init__(
+        self, sock: socket.socket, connection_id: str, address: tuple[str, int], tls: SslTransport | None = None
+    ) -> None:
         self.sock = sock
         self.fd = sock.fileno()
         self.connection_id = connection_id
@@ -64,12 +72,18 @@ class KafkaChannel:
         self.send_offset = 0
         self.last_active_ms = 0
         self.closed = False
+        self.tls = tls
+        self.principal: KafkaPrincipal = ANONYMOUS
+        self.close_after_send = False  # the response in flight is the last one (failed authentication)
 
     def write(self) -> bool:
         """Write queued chunks until the queue is empty (True) or the socket is full (False).
         The caller holds `lock`. Raises OSError when the connection is broken."""
         queue = self.send_queue
         sock = self.sock
+        if self.tls is not None:
+            done, self.send_offset = self.tls.write(sock, queue, self.send_offset)
+            return done
         while queue:
             head = queue[0]
             if isinstance(head, FileRegion):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kafkapy.common.file_region import FileRegion
+from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 
 Chunk = bytes | bytearray | memoryview | FileRegion
 
@@ -41,6 +42,7 @@ class Request:
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
     dequeue_ns: int = 0
+    principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as when the request arrived
     context: Any = None  # free for the API layer (e.g. the decoded header)
 
     def __repr__(self) -> str:

@@ -20,6 +20,13 @@ the epoll set is never touched through a Python-side registry). Linux only (sele
 A bad connection (size prefix < 8, < 0 or > socket.request.max.bytes, refused before allocating;
 socket errors; any exception while serving it) is closed alone; the Processor keeps serving.
 
+TLS listeners (SSL, SASL_SSL): each connection gets an SslTransport (ssl_transport.py); the
+Processor runs its handshake step by step as bytes arrive (a failed handshake, e.g. a plaintext
+client or an untrusted client certificate, closes that connection with one INFO line), then
+decrypts what it reads and feeds the plaintext to the same frame parser; responses are encrypted by
+whichever thread writes them. The principal (client certificate subject, mapped by
+ssl.principal.mapping.rules) is copied onto each Request.
+
 Thread-safety: a Processor's connection table and parse state are touched only by its own thread;
 other threads reach it through `accept()` / `enqueue_response()`. A responding thread touches a
 channel only with the channel's lock held (see kafka_channel.py); queued work is handed over
@@ -32,15 +39,20 @@ import itertools
 import logging
 import select
 import socket
+import ssl
 import struct
 import threading
 from collections import deque
 
+from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.common.time import SYSTEM, Time
-from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
+from kafkapy.server.kafka_config import EndPoint, KafkaConfig
 from kafkapy.server.network.acceptor import Acceptor
 from kafkapy.server.network.kafka_channel import KafkaChannel
+from kafkapy.server.network.listener_security import ListenerSecurity
 from kafkapy.server.network.request_channel import CLOSE, SEND, Request, RequestChannel, Response
+from kafkapy.server.network.ssl_principal_mapper import distinguished_name
+from kafkapy.server.network.ssl_transport import SslTransport
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +73,10 @@ class InvalidReceiveError(Exception):
     """A frame this broker refuses to read; its connection is closed."""
 
 
+class AuthenticationFailure(Exception):
+    """A TLS handshake or SASL exchange that failed; its connection is closed with one INFO line."""
+
+
 class Processor:
     """A network thread: reads requests from and writes responses to its connections."""
 
@@ -74,6 +90,7 @@ class Processor:
         endpoint: EndPoint,
         connection_index: itertools.count,
         broker_id: int = 0,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.id = processor_id
         self._channel = request_channel
@@ -85,6 +102,8 @@ class Processor:
         self._idle_check_ms = min(max(connections_max_idle_ms // 10, 1), _MAX_IDLE_CHECK_MS)
         self._listener = endpoint.listener_name
         self._protocol = endpoint.security_protocol
+        self._security = security
+        self._ssl_context = security.ssl_context if security is not None else None
         self._connection_index = connection_index
         self._epoll = select.epoll()
         self._wakeup_r, self._wakeup_w = socket.socketpair()
@@ -252,7 +271,8 @@ class Processor:
             try:
                 local = sock.getsockname()
                 cid = f"{local[0]}:{local[1]}-{address[0]}:{address[1]}-{next(self._connection_index)}"
-                ch = KafkaChannel(sock, cid, (address[0], address[1]))
+                tls = SslTransport(self._ssl_context) if self._ssl_context is not None else None
+                ch = KafkaChannel(sock, cid, (address[0], address[1]), tls)
                 ch.last_active_ms = self._time.hi_res_clock_ms()
                 self._epoll.register(ch.fd, _ARM_READ)
                 self._channels[cid] = ch
@@ -319,37 +339,89 @@ class Processor:
     # -- reading --------------------------------------------------------------------------------
 
     def _read(self, ch: KafkaChannel) -> None:
+        if ch.tls is not None:
+            self._read_tls(ch, ch.tls)
+            return
         for _ in range(_MAX_READS_PER_EVENT):
             if ch.muted or ch.closed:
                 return  # whoever unmutes re-arms
             frame_view = ch.frame_view
             if frame_view is not None and len(frame_view) - ch.frame_read >= _READ_BUF:
                 # Large frame: read straight into its buffer, no intermediate copy.
-                try:
-                    n = ch.sock.recv_into(frame_view[ch.frame_read :])
-                except BlockingIOError:
+                n = self._recv(ch, frame_view[ch.frame_read :])
+                if not n:
                     break
-                if n == 0:
-                    self._close(ch)
-                    return
-                ch.last_active_ms = self._now_ms
                 ch.frame_read += n
                 if ch.frame_read == len(frame_view):
                     self._complete_frame(ch, ch.frame)  # type: ignore[arg-type]
                 continue
-            try:
-                n = ch.sock.recv_into(self._read_buf)
-            except BlockingIOError:
+            n = self._recv(ch, self._read_buf)
+            if not n:
                 break
-            if n == 0:
-                self._close(ch)
-                return
-            ch.last_active_ms = self._now_ms
             self._feed(ch, self._read_view[:n])
             if n < _READ_BUF:
                 break  # the socket is drained for now
         if not ch.muted and not ch.closed:
             self._epoll.modify(ch.fd, _ARM_READ)
+
+    def _recv(self, ch: KafkaChannel, buf: bytearray | memoryview) -> int:
+        """recv_into; 0 when nothing is readable now or the peer closed (then the channel is closed)."""
+        try:
+            n = ch.sock.recv_into(buf)
+        except BlockingIOError:
+            return 0
+        if n == 0:
+            self._close(ch)
+        else:
+            ch.last_active_ms = self._now_ms
+        return n
+
+    def _read_tls(self, ch: KafkaChannel, tls: SslTransport) -> None:
+        """Read raw bytes, step the handshake or decrypt, parse the plaintext. Called only while
+        the connection is unmuted (no responder is encrypting on it meanwhile)."""
+        if not tls.flush(ch.sock):  # handshake records the socket did not take yet
+            self._epoll.modify(ch.fd, _ARM_WRITE)
+            return
+        for _ in range(_MAX_READS_PER_EVENT):
+            if ch.muted or ch.closed:
+                return
+            n = self._recv(ch, self._read_buf)
+            if not n:
+                break
+            tls.incoming.write(self._read_view[:n])
+            if not tls.handshake_done:
+                try:
+                    done = tls.handshake()
+                except ssl.SSLError as e:
+                    try:
+                        tls.flush(ch.sock)  # the alert, so the client sees why
+                    except OSError:
+                        pass
+                    raise AuthenticationFailure(f"SSL handshake failed: {e.reason or e}") from None
+                if done:
+                    ch.principal = self._ssl_principal(tls)
+                if not tls.flush(ch.sock):
+                    self._epoll.modify(ch.fd, _ARM_WRITE)
+                    return
+                if not done:
+                    continue
+            plain = tls.read_plain()
+            if plain:
+                self._feed(ch, memoryview(plain))
+            if n < _READ_BUF:
+                break
+        if not ch.muted and not ch.closed:
+            self._epoll.modify(ch.fd, _ARM_READ)
+
+    def _ssl_principal(self, tls: SslTransport) -> KafkaPrincipal:
+        """SSL listeners: User:<mapped certificate subject>, ANONYMOUS without a client certificate.
+        SASL_SSL listeners take the principal from the SASL exchange instead."""
+        if self._protocol != "SSL" or self._security is None or self._security.principal_mapper is None:
+            return ANONYMOUS
+        cert = tls.obj.getpeercert()
+        if not cert or not cert.get("subject"):
+            return ANONYMOUS
+        return KafkaPrincipal.user(self._security.principal_mapper.get_name(distinguished_name(cert["subject"])))
 
     def _feed(self, ch: KafkaChannel, data: memoryview) -> None:
         """Parse bytes read from the connection into frames; keep what follows a request in flight."""
@@ -416,7 +488,7 @@ class Processor:
         api_key, api_version, correlation_id = _HEADER.unpack_from(frame, 0)
         return Request(
             self.id, ch.connection_id, api_key, api_version, correlation_id, memoryview(frame), ch.address,
-            self._time.nanoseconds(), self._listener, self._protocol,
+            self._time.nanoseconds(), self._listener, self._protocol, 0, ch.principal,
         )  # fmt: skip
 
     # -- writing --------------------------------------------------------------------------------
@@ -458,6 +530,8 @@ class Processor:
     def _on_connection_error(self, ch: KafkaChannel, error: Exception) -> None:
         if isinstance(error, InvalidReceiveError):
             log.warning("Closing connection %s from %s: %s", ch.connection_id, ch.address[0], error)
+        elif isinstance(error, AuthenticationFailure):
+            log.info("Failed authentication with /%s (channelId=%s) (%s)", ch.address[0], ch.connection_id, error)
         elif isinstance(error, OSError):
             log.debug("Closing connection %s after socket error: %s", ch.connection_id, error)
         else:
@@ -515,17 +589,13 @@ class SocketServer:
         num_threads = config.get_int("num.network.threads")
         try:
             for endpoint in config.listener_endpoints():
-                if endpoint.security_protocol != "PLAINTEXT":
-                    raise ConfigError(
-                        f"Invalid value {config.listeners} for configuration listeners: "
-                        f"security protocol {endpoint.security_protocol} is not supported"
-                    )
+                security = ListenerSecurity(config, endpoint)
                 processors = []
                 for _ in range(num_threads):
                     processor = Processor(
                         len(self.processors), self.request_channel, self._time,
                         config.get_int("socket.request.max.bytes"), config.get_int("connections.max.idle.ms"),
-                        endpoint, self._connection_index, broker_id,
+                        endpoint, self._connection_index, broker_id, security,
                     )  # fmt: skip
                     self.processors.append(processor)
                     processors.append(processor)

@@ -1,0 +1,84 @@
+"""ClientSecurity: a client's `security.protocol`, TLS context and SASL credentials, built once per client.
+
+Keys (Kafka's): `security.protocol` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), the `ssl.*` keys of
+common/ssl_config.py, `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and
+`sasl.jaas.config` (`... required username="u" password="p";`). librdkafka's spellings are accepted
+too, so one properties file serves kcat and the tools: `sasl.username` / `sasl.password`,
+`ssl.ca.location`, `ssl.certificate.location` + `ssl.key.location`, `ssl.key.password`.
+Errors are one-line ValueErrors naming the key. Immutable after construction: thread-safe.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+from kafkapy.client.sasl_client import SaslClient, sasl_client
+from kafkapy.common.jaas_config import JaasConfigError, parse_jaas_config
+from kafkapy.common.ssl_config import build_ssl_context
+
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_LIBRDKAFKA_SSL = {"ssl.truststore.location": "ssl.ca.location", "ssl.keystore.location": "ssl.certificate.location"}
+
+
+class ClientSecurity:
+    def __init__(self, configs: Mapping[str, Any]) -> None:
+        originals = getattr(configs, "originals", {})  # a ClientConfig keeps unknown keys there
+
+        def raw(key: str) -> Any:
+            value = configs.get(key)
+            return originals.get(key) if value is None else value
+
+        def get(key: str) -> Any:
+            value = raw(key)
+            if value is None and key in _LIBRDKAFKA_SSL:
+                value = raw(_LIBRDKAFKA_SSL[key])
+            return value
+
+        self.security_protocol = str(get("security.protocol") or "PLAINTEXT").upper()
+        self.ssl_context: ssl.SSLContext | None = None
+        self.mechanism: str | None = None
+        self._username = self._password = ""
+        if self.security_protocol in ("SSL", "SASL_SSL"):
+            self.ssl_context = build_ssl_context(get, server_side=False)
+            key_file, cert_file = raw("ssl.key.location"), raw("ssl.certificate.location")
+            if key_file and cert_file and not raw("ssl.keystore.location"):
+                try:
+                    self.ssl_context.load_cert_chain(str(cert_file), str(key_file), password=raw("ssl.key.password"))
+                except (ssl.SSLError, OSError) as e:
+                    raise ValueError(f"Invalid value for configuration ssl.key.location: {e}") from None
+        if self.security_protocol.startswith("SASL_"):
+            self.mechanism = str(get("sasl.mechanism") or "GSSAPI").upper()
+            if self.mechanism not in SASL_MECHANISMS:
+                raise ValueError(f"Invalid value {self.mechanism} for configuration sasl.mechanism: "
+                                 f"supported mechanisms are {', '.join(SASL_MECHANISMS)}")
+            self._username, self._password = self._credentials(raw)
+
+    @staticmethod
+    def _credentials(raw: Any) -> tuple[str, str]:
+        jaas = raw("sasl.jaas.config")
+        if jaas:
+            try:
+                options = parse_jaas_config(str(jaas)).options
+            except JaasConfigError as e:
+                raise ValueError(f"Invalid value for configuration sasl.jaas.config: {e}") from None
+            if "username" in options and "password" in options:
+                return options["username"], options["password"]
+            raise ValueError("Invalid value for configuration sasl.jaas.config: it needs username and password")
+        user, password = raw("sasl.username"), raw("sasl.password")
+        if user is None or password is None:
+            raise ValueError("Missing configuration sasl.jaas.config (or sasl.username and sasl.password) "
+                             "for a SASL security.protocol")
+        return str(user), str(password)
+
+    def sasl_client(self) -> SaslClient:
+        assert self.mechanism is not None
+        return sasl_client(self.mechanism, self._username, self._password)
+
+
+def client_security(configs: Mapping[str, Any]) -> ClientSecurity | None:
+    """None for PLAINTEXT (nothing to do per connection)."""
+    protocol = str(configs.get("security.protocol") or getattr(configs, "originals", {}).get("security.protocol")
+                   or "PLAINTEXT").upper()
+    return None if protocol == "PLAINTEXT" else ClientSecurity(configs)

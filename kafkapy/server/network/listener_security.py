@@ -1,0 +1,63 @@
+"""ListenerSecurity: what one listener's security protocol needs, resolved once from the broker config.
+
+Kafka's listener-prefixed keys win over the plain ones: `listener.name.<listener>.<key>` (listener
+lower-cased) then `<key>`; SASL JAAS configs are per mechanism too
+(`listener.name.<listener>.<mechanism>.sasl.jaas.config`). PLAINTEXT and SASL_PLAINTEXT have no TLS
+context; SSL and SASL_SSL build one (common/ssl_config.py); SSL listeners take the principal from
+the client certificate (ssl.principal.mapping.rules); SASL listeners from the SASL exchange.
+Immutable after construction: shared by the listener's Processors.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+
+from kafkapy.common.ssl_config import SslConfigError, build_ssl_context
+from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
+from kafkapy.server.network.ssl_principal_mapper import SslPrincipalMapper
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+def listener_prefix(listener_name: str) -> str:
+    return f"listener.name.{listener_name.lower()}."
+
+
+class ListenerSecurity:
+    def __init__(self, config: KafkaConfig, endpoint: EndPoint) -> None:
+        self.listener_name = endpoint.listener_name
+        self.security_protocol = endpoint.security_protocol
+        if self.security_protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(f"Invalid value {config.get('listeners')} for configuration listeners: "
+                              f"security protocol {self.security_protocol} is not supported")
+        if self.security_protocol.startswith("SASL_"):
+            raise ConfigError(f"Invalid value {config.get('listeners')} for configuration listeners: "
+                              f"security protocol {self.security_protocol} is not supported yet")
+        self._config = config
+        self._prefix = listener_prefix(self.listener_name)
+        self.uses_tls = self.security_protocol in ("SSL", "SASL_SSL")
+        self.uses_sasl = self.security_protocol.startswith("SASL_")
+        self.ssl_context: ssl.SSLContext | None = None
+        self.principal_mapper: SslPrincipalMapper | None = None
+        if self.uses_tls:
+            # Kafka: SASL_SSL listeners never ask for a client certificate unless configured per listener.
+            client_auth = None if self.security_protocol == "SSL" or self.is_prefixed("ssl.client.auth") else "none"
+            try:
+                self.ssl_context = build_ssl_context(self.get, server_side=True, client_auth=client_auth)
+            except SslConfigError as e:
+                raise ConfigError(f"Listener {self.listener_name}: {e}") from None
+            try:
+                self.principal_mapper = SslPrincipalMapper(self.get("ssl.principal.mapping.rules"))
+            except ValueError as e:
+                raise ConfigError(f"Invalid value for configuration ssl.principal.mapping.rules: {e}") from None
+
+    def is_prefixed(self, key: str) -> bool:
+        return self._config.is_set(self._prefix + key)
+
+    def get(self, key: str) -> Any:
+        """The listener's value of `key`: listener-prefixed first, then the broker-wide key."""
+        prefixed = self._prefix + key
+        if self._config.is_set(prefixed):
+            return self._config.get(prefixed)
+        return self._config.get(key)

@@ -1,0 +1,112 @@
+"""SslTransport: TLS for one broker connection over memory BIOs, driven by the Reactor's threads.
+
+The socket stays a plain non-blocking socket in the Processor's epoll set; TLS runs in an
+ssl.SSLObject between two MemoryBIOs: raw bytes read from the socket go into `incoming`, records
+the SSLObject produces come out of `outgoing` into `out_buf` and are written with send. So the
+handshake is a sequence of non-blocking steps on the Processor thread (no thread per connection,
+no blocking), and SSL_write never returns WANT_WRITE (partial socket writes are ours to resume).
+Plaintext for responses is encrypted at most `PLAIN_PIECE` bytes ahead of what the socket took;
+file regions are read with os.pread and encrypted (sendfile cannot be used under TLS).
+
+Thread-safety: the Processor thread reads (handshake, decrypt) only while the connection is not
+muted; responders encrypt and write only while it is muted (a request in flight), under the
+channel's lock; so one SSLObject is never used by two threads at once.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+from collections import deque
+
+from kafkapy.common.file_region import FileRegion
+
+PLAIN_PIECE = 64 * 1024
+_READ_PIECE = 64 * 1024
+
+
+class SslTransport:
+    __slots__ = ("obj", "incoming", "outgoing", "out_buf", "handshake_done")
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self.incoming = ssl.MemoryBIO()
+        self.outgoing = ssl.MemoryBIO()
+        self.obj = context.wrap_bio(self.incoming, self.outgoing, server_side=True)
+        self.out_buf = bytearray()  # encrypted bytes the socket has not taken yet
+        self.handshake_done = False
+
+    def flush(self, sock: socket.socket) -> bool:
+        """Write encrypted bytes; True when none are left. Raises OSError on a broken socket."""
+        if self.outgoing.pending:
+            self.out_buf += self.outgoing.read()
+        buf = self.out_buf
+        while buf:
+            try:
+                n = sock.send(buf)
+            except BlockingIOError:
+                return False
+            del buf[:n]
+        return True
+
+    def handshake(self) -> bool:
+        """One non-blocking handshake step; True once complete. Raises ssl.SSLError on failure."""
+        try:
+            self.obj.do_handshake()
+        except ssl.SSLWantReadError:
+            return False
+        self.handshake_done = True
+        return True
+
+    def read_plain(self) -> bytes:
+        """Every plaintext byte the records received so far decrypt to (b"" when none).
+        Raises ConnectionResetError on the peer's close_notify."""
+        pieces = []
+        obj = self.obj
+        while True:
+            try:
+                data = obj.read(_READ_PIECE)
+            except ssl.SSLWantReadError:
+                break
+            except ssl.SSLZeroReturnError:
+                raise ConnectionResetError("TLS connection closed by the peer") from None
+            if not data:
+                break
+            pieces.append(data)
+        if not pieces:
+            return b""
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def write(self, sock: socket.socket, queue: deque, offset: int) -> tuple[bool, int]:
+        """Encrypt and send queued response chunks; returns (done, new offset into the head chunk).
+        The caller holds the channel's lock."""
+        while True:
+            if not self.flush(sock):
+                return False, offset
+            if not queue:
+                return True, offset
+            head = queue[0]
+            if isinstance(head, FileRegion):
+                want = min(head.length - offset, PLAIN_PIECE)
+                data = os.pread(head.file.fileno(), want, head.position + offset) if want > 0 else b""
+                if want > 0 and not data:
+                    raise OSError(f"file region ended with {head.length - offset} bytes unsent")
+                offset += len(data)
+                if offset >= head.length:
+                    queue.popleft()
+                    offset = 0
+            else:
+                pieces = []
+                size = 0
+                while queue and size < PLAIN_PIECE and not isinstance(queue[0], FileRegion):
+                    view = memoryview(queue[0]).cast("B")
+                    take = view[offset : offset + PLAIN_PIECE - size]
+                    pieces.append(take)
+                    size += len(take)
+                    offset += len(take)
+                    if offset >= len(view):
+                        queue.popleft()
+                        offset = 0
+                data = b"".join(pieces) if len(pieces) != 1 else pieces[0]
+            if data:
+                self.obj.write(data)

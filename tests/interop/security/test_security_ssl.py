@@ -1,0 +1,201 @@
+"""TLS listeners with real clients: confluent-kafka (librdkafka), kafka-python and kafkapy's own client
+over SSL; the mTLS principal (certificate subject, ssl.principal.mapping.rules); and the bad TLS
+inputs (a plaintext client on the TLS port, no or an untrusted client certificate where one is
+required), each refused alone while the broker keeps serving."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _ck_ssl(broker, listener: str = "SSL", cert: bool = False, rogue: bool = False, **extra) -> dict:
+    pki = broker.pki
+    conf = {"bootstrap.servers": broker.bootstrap(listener), "security.protocol": "SSL",
+            "ssl.ca.location": str(pki.ca), **extra}
+    if cert or rogue:
+        conf["ssl.certificate.location"] = str(pki.rogue_cert if rogue else pki.client_cert)
+        conf["ssl.key.location"] = str(pki.rogue_key if rogue else pki.client_key)
+    return conf
+
+
+def _ck_roundtrip(conf: dict, topic: str, n: int = 300) -> list[bytes]:
+    import confluent_kafka as ck
+
+    producer = ck.Producer({**conf, "linger.ms": 5})
+    for i in range(n):
+        producer.produce(topic, key=b"k%d" % i, value=b"value-%d" % i)
+    assert producer.flush(30) == 0
+    consumer = ck.Consumer({**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got: list[bytes] = []
+    deadline = time.time() + 30
+    try:
+        while len(got) < n and time.time() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                got.append(msg.value())
+    finally:
+        consumer.close()
+    return got
+
+
+def test_confluent_kafka_over_ssl(secure_broker):
+    got = _ck_roundtrip(_ck_ssl(secure_broker, **{"client.id": "ck-ssl"}), "ssl-ck")
+    assert got == [b"value-%d" % i for i in range(300)]
+    # No client certificate on a listener that only requests one: User:ANONYMOUS.
+    assert secure_broker.principals_of("ck-ssl") == {("SSL", "User:ANONYMOUS")}
+
+
+def test_kafka_python_over_ssl(secure_broker):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    conf = {"bootstrap_servers": secure_broker.bootstrap("SSL"), "security_protocol": "SSL",
+            "ssl_cafile": str(secure_broker.pki.ca)}
+    producer = KafkaProducer(**conf)
+    for i in range(200):
+        producer.send("ssl-kp", value=b"kp-%d" % i)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(**conf, consumer_timeout_ms=10000)
+    tp = TopicPartition("ssl-kp", 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    got = []
+    for record in consumer:
+        got.append((record.offset, record.value))
+        if len(got) == 200:
+            break
+    consumer.close()
+    assert got == [(i, b"kp-%d" % i) for i in range(200)]
+
+
+def test_kafkapy_client_over_ssl_with_a_large_fetch(secure_broker):
+    from kafkapy.client.consumer import KafkaConsumer
+    from kafkapy.client.producer import KafkaProducer
+    from kafkapy.common.topic_partition import TopicPartition
+
+    conf = {"bootstrap.servers": secure_broker.bootstrap("SSL"), "security.protocol": "SSL",
+            "ssl.truststore.location": str(secure_broker.pki.ca)}
+    payload = bytes(range(256)) * 200  # 51 KB values: fetch responses span many TLS records
+    producer = KafkaProducer(conf)
+    futures = [producer.send("ssl-own", value=payload + b"%d" % i) for i in range(100)]
+    producer.flush(30)
+    assert [f.result().offset for f in futures] == list(range(100))
+    producer.close()
+    consumer = KafkaConsumer(conf)
+    consumer.assign([TopicPartition("ssl-own", 0)])
+    consumer.seek_to_beginning()
+    got = []
+    deadline = time.time() + 30
+    while len(got) < 100 and time.time() < deadline:
+        got += consumer.poll(500)
+    consumer.close()
+    assert [(r.offset, r.value) for r in got] == [(i, payload + b"%d" % i) for i in range(100)]
+
+
+def test_mtls_principal_from_the_certificate_subject(secure_broker):
+    conf = _ck_ssl(secure_broker, cert=True, **{"client.id": "ck-cert"})
+    assert _ck_roundtrip(conf, "ssl-cert", 20) == [b"value-%d" % i for i in range(20)]
+    # DEFAULT mapping: the subject's RFC 2253 distinguished name.
+    assert secure_broker.principals_of("ck-cert") == {("SSL", "User:CN=client,OU=eng,O=kafkapy,C=US")}
+    conf = _ck_ssl(secure_broker, "MTLS", cert=True, **{"client.id": "ck-mtls"})
+    assert _ck_roundtrip(conf, "ssl-mtls", 20) == [b"value-%d" % i for i in range(20)]
+    # listener.name.mtls.ssl.principal.mapping.rules: RULE:^CN=([^,]*),OU=([^,]*),.*$/$1@$2/L
+    assert secure_broker.principals_of("ck-mtls") == {("MTLS", "User:client@eng")}
+
+
+def _ssl_client_context(broker, cert: bool = False, rogue: bool = False) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=str(broker.pki.ca))
+    if cert:
+        ctx.load_cert_chain(str(broker.pki.client_cert), str(broker.pki.client_key))
+    if rogue:
+        ctx.load_cert_chain(str(broker.pki.rogue_cert), str(broker.pki.rogue_key))
+    return ctx
+
+
+def _api_versions_over(sock) -> bytes:
+    from kafkapy.protocol.header import RequestHeader, encode_request
+    from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
+
+    sock.sendall(encode_request(RequestHeader(18, 0, 7, "probe"), ApiVersionsRequest()))
+    size = int.from_bytes(_recv_exactly(sock, 4), "big")
+    return _recv_exactly(sock, size)
+
+
+def _recv_exactly(sock, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    return buf
+
+
+def _closed_by_broker(sock, timeout: float = 5.0) -> bool:
+    sock.settimeout(timeout)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return True
+    except (ConnectionError, ssl.SSLError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def _broker_still_serves(broker) -> None:
+    with socket.create_connection(("127.0.0.1", broker.port("SSL")), timeout=10) as raw:
+        with _ssl_client_context(broker).wrap_socket(raw, server_hostname="localhost") as tls:
+            frame = _api_versions_over(tls)
+    assert int.from_bytes(frame[:4], "big") == 7  # correlation id echoed
+
+
+def test_plaintext_client_on_a_tls_port_is_refused_alone(secure_broker, caplog):
+    caplog.set_level("INFO", logger="kafkapy.server.network.socket_server")
+    from kafkapy.protocol.header import RequestHeader, encode_request
+    from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
+
+    with socket.create_connection(("127.0.0.1", secure_broker.port("SSL")), timeout=10) as sock:
+        sock.sendall(encode_request(RequestHeader(18, 0, 1, "plain"), ApiVersionsRequest()))
+        assert _closed_by_broker(sock)
+    _broker_still_serves(secure_broker)
+    lines = [r.getMessage() for r in caplog.records if "Failed authentication" in r.getMessage()]
+    assert len(lines) == 1 and "SSL handshake failed" in lines[0]
+
+
+@pytest.mark.parametrize("case", ["no-certificate", "untrusted-ca"])
+def test_client_certificate_refused_on_a_required_listener(secure_broker, caplog, case):
+    caplog.set_level("INFO", logger="kafkapy.server.network.socket_server")
+    ctx = _ssl_client_context(secure_broker, rogue=case == "untrusted-ca")
+    with socket.create_connection(("127.0.0.1", secure_broker.port("MTLS")), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+                # TLS 1.3: the client learns of the refusal on its first read.
+                _api_versions_over(tls)
+    _broker_still_serves(secure_broker)
+    lines = [r.getMessage() for r in caplog.records if "Failed authentication" in r.getMessage()]
+    assert len(lines) == 1, lines
+
+
+def test_kafkapy_client_rejects_an_untrusted_broker(secure_broker, tmp_path):
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.errors import KafkaError
+
+    # Trusting only the rogue CA's client certificate (not our CA): the handshake must fail.
+    admin = AdminClient({"bootstrap.servers": secure_broker.bootstrap("SSL"), "security.protocol": "SSL",
+                         "ssl.truststore.location": str(secure_broker.pki.rogue_cert),
+                         "default.api.timeout.ms": 3000, "request.timeout.ms": 3000})
+    try:
+        with pytest.raises(KafkaError) as info:
+            admin.list_topics(timeout_ms=3000)
+        assert "SSL handshake" in str(info.value) or "certificate" in str(info.value).lower()
+    finally:
+        admin.close()
