@@ -27,7 +27,11 @@ KAFKAPY_DEBUG=1) - raise ToolError here, kafkapy.tools.ToolFailure in tool logic
 reported as "Error: <ExceptionType>: <message>" (KafkaErrors as "Error: <KAFKA_NAME>: <message>"); 2 usage error, one line "kafkapy <tool>: error: ..." on stderr; 130 on Ctrl-C.
 A closed stdout pipe (`| head`) ends the tool quietly with 0, as Kafka's Java tools do.
 
-Parsing uses argparse rather than Typer/click for start-up time (see kafkapy/cli/main.py).
+Flags are parsed here with argparse, which follows joptsimple's rules one-to-one (unambiguous prefixes,
+`--flag=value`, repeated flags, single-dash `-daemon`) and Kafka's error wording; the Typer tree
+(kafkapy/cli/main.py) dispatches to the tool and derives completion from this parser
+(kafkapy/cli/parser_params.py). `--help` is rendered with Rich (kafkapy/cli/tool_help.py); a mistyped
+flag gets Click's "Did you mean --x?" suggestion (difflib over the parser's long flags).
 Thread-safety: one parse and one run per process, from the main thread.
 """
 
@@ -94,6 +98,30 @@ class ToolParser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(message)
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            raise UsageError(f"unrecognized arguments: {' '.join(extras)}" + self._suggestion(extras))
+        return parsed
+
+    def _suggestion(self, extras: Sequence[str]) -> str:
+        """Click's "Did you mean" for the first unknown flag (same difflib rule as click's parser)."""
+        import difflib
+
+        unknown = next((e.partition("=")[0] for e in extras if e.startswith("-")), None)
+        if unknown is None:
+            return ""
+        known = [o for o in self._option_string_actions if o.startswith("--") or len(o) > 2]
+        matches = difflib.get_close_matches(unknown, known)
+        if not matches:
+            return ""
+        return f". Did you mean {matches[0]}?" if len(matches) == 1 else f" (Possible options: {', '.join(matches)})"
+
+    def print_help(self, file=None) -> None:  # type: ignore[override]
+        from kafkapy.cli.tool_help import print_help
+
+        print_help(self, file if file is not None else sys.stdout)
 
     # --- Kafka's recurring flags -------------------------------------------------------------------
 

@@ -1,16 +1,20 @@
-"""`kafkapy <tool> [flags]`: the console-script entry point and the tool registry.
+"""`kafkapy <tool> [flags]`: the Typer application, its console-script entry point, and the tool table.
 
-Owns the mapping tool name -> "module:function" and nothing else: it imports only `sys` and `os`
-up front and then exactly one tool module, so `kafkapy <tool>` starts in tens of milliseconds.
+TOOLS below is the one registry: each row is a command of the Typer app (`kafkapy --help` shows the
+tree with each row's summary, Rich-formatted; `kafkapy --install-completion` / `--show-completion`
+set up shell completion of tools and their flags; a mistyped tool gets Click's "Did you mean").
+Commands load lazily (kafkapy/cli/tool_group.py: the group lists the table and imports one module),
+so `kafkapy topics --list` imports Typer (~25 ms) and the one tool it runs.
 
-Why not Typer (DESIGN.md says "Typer app"): importing typer+click+rich costs ~60 ms before any work,
-and Kafka's joptsimple flags (`--flag value` and `--flag=value`, repeated `--config k=v`, aliases such
-as `--broker-list` for `--bootstrap-server`, `-daemon`) map one-to-one onto argparse, which imports in
-~5 ms. Each tool module therefore parses its own flags with `kafkapy.cli.command.ToolParser` (argparse)
-and uses Rich (lazily, via `kafkapy.cli.render`) only for terminal output.
+Each tool parses its own flags with `kafkapy.cli.command.ToolParser` (argparse), which keeps Kafka's
+joptsimple syntax unchanged: `--flag value` and `--flag=value`, repeated `--config k=v`, aliases such
+as `--broker-list` for `--bootstrap-server`, unambiguous prefixes, `-daemon`; usage errors are one
+line on stderr with exit 2, runtime errors one line with exit 1 (traceback only with --verbose).
+The Typer command of a tool derives its completion params from that parser.
 
 Adding a tool: add one row to TOOLS below, write `kafkapy/cli/<module>.py` with
-`main(argv: list[str]) -> int` (see kafkapy/cli/command.py), and logic in `kafkapy/tools/<module>.py`.
+`build_parser() -> ToolParser` and `main(argv: list[str]) -> int` (see kafkapy/cli/command.py), and
+logic in `kafkapy/tools/<module>.py`; the Typer tree, help and completion pick it up with no more work.
 A row whose module does not exist yet makes `kafkapy <tool>` print
 "kafkapy: <tool> is not implemented yet" and exit 1.
 
@@ -19,8 +23,13 @@ Thread-safety: called once per process from the main thread.
 
 from __future__ import annotations
 
-import os
 import sys
+from typing import Annotated
+
+import typer
+import typer.main
+
+from kafkapy.cli.tool_group import ToolGroup
 
 # tool name -> ("module[:function]", one-line summary). Function defaults to `main`.
 TOOLS: dict[str, tuple[str, str]] = {
@@ -106,20 +115,6 @@ def _version() -> str:
     return __version__
 
 
-def _print_help(out) -> None:
-    width = max(len(name) for name in TOOLS)
-    lines = [
-        "usage: kafkapy <tool> [flags...]   (kafkapy <tool> --help for the tool's flags)",
-        "",
-        "Apache Kafka's broker and bin/ tools, in Python. Flags and output are Kafka's;",
-        "every tool also accepts --output json, --verbose and --help.",
-        "",
-        "tools:",
-    ]
-    lines += [f"  {name:<{width}}  {summary}" for name, (_, summary) in TOOLS.items()]
-    out.write("\n".join(lines) + "\n")
-
-
 def _not_implemented(tool: str) -> int:
     sys.stderr.write(f"kafkapy: {tool} is not implemented yet\n")
     return NOT_IMPLEMENTED_EXIT
@@ -173,28 +168,59 @@ def run_class_main(argv: list[str]) -> int:
     return run_tool(tool, rest)
 
 
+class KafkapyGroup(ToolGroup):
+    """The `kafkapy` group: the TOOLS table, run through run_tool."""
+
+    tools = TOOLS
+
+    def run_tool(self, tool: str, argv: list[str]) -> int:
+        return run_tool(tool, argv)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(_version() + "\n")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    cls=KafkapyGroup,
+    name="kafkapy",
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def kafkapy(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Apache Kafka's broker and bin/ tools, in Python. Flags and output are Kafka's.
+
+    Every tool also accepts --output json, --verbose and --help (kafkapy TOOL --help lists its flags).
+    Kafka's script names work too: kafkapy kafka-topics.sh --list, kafkapy run-class kafka.Kafka ...
+    """
+
+
+def command() -> KafkapyGroup:
+    """The click group of `app` (what the console script and typer.testing.CliRunner run)."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, KafkapyGroup)
+    return group
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `kafkapy` console script. Returns the process exit code."""
     if argv is None:
         argv = sys.argv[1:]
-    if not argv:
-        _print_help(sys.stderr)
-        return USAGE_EXIT
-    if argv[0] in ("-h", "--help", "help"):
-        _print_help(sys.stdout)
-        return 0
-    if argv[0] in ("--version", "-V", "version"):
-        sys.stdout.write(_version() + "\n")
-        return 0
-    tool, rest = argv[0], argv[1:]
-    if tool not in TOOLS:
-        # Accept Kafka's script names too: `kafkapy kafka-topics.sh --list` == `kafkapy topics --list`.
-        alias = os.path.basename(tool).removesuffix(".sh").removeprefix("kafka-")
-        if alias not in TOOLS:
-            sys.stderr.write(f"kafkapy: unknown tool '{tool}' (kafkapy --help lists the tools)\n")
-            return USAGE_EXIT
-        tool = alias
-    return run_tool(tool, rest)
+    if argv[:1] == ["help"]:  # `kafkapy help [tool]`
+        argv = [argv[1], "--help"] if len(argv) > 1 else ["--help"]
+    elif argv[:1] == ["version"]:
+        argv = ["--version"]
+    return command().main(argv, prog_name="kafkapy", standalone_mode=False)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Fixtures for the online tools' integration tests.
 
-- `cli(*argv, stdin=b"")`: runs `kafkapy <argv>` in-process through the dispatcher's main(), with stdin
-  fed from bytes; returns CliResult(rc, out: bytes, err: str).
+- `cli(*argv, stdin=b"")`: runs `kafkapy <argv>` in-process through the Typer app with Click's testing
+  runner (typer.testing.CliRunner), stdin fed from bytes; returns CliResult(rc, out: bytes, err: str).
 - `any_broker`: module-scoped, parametrized over kafkapy's own in-process broker (`kafkapy_broker`
   from tests/conftest.py) and Tansu (an independent Kafka-protocol broker; `tansu_broker` from
   tests/interop/client/conftest.py, skipped when not installed); yields (kind, bootstrap).
@@ -11,15 +11,14 @@
 from __future__ import annotations
 
 import importlib.util
-import io
-import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from kafkapy.cli.main import main
+from kafkapy.cli.main import app
 
 _TANSU = Path(__file__).resolve().parents[2] / "interop" / "client" / "conftest.py"
 _spec = importlib.util.spec_from_file_location("kafkapy_tool_tests_tansu_fixtures", _TANSU)
@@ -45,13 +44,12 @@ class CliResult:
 
 
 @pytest.fixture
-def cli(capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch):
+def cli():
+    runner = CliRunner()
+
     def run(*argv: str, stdin: bytes = b"") -> CliResult:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        capsysbinary.readouterr()
-        rc = main(list(argv))
-        out, err = capsysbinary.readouterr()
-        return CliResult(rc, out, err.decode("utf-8", errors="replace"))
+        r = runner.invoke(app, list(argv), input=stdin, catch_exceptions=False, prog_name="kafkapy")
+        return CliResult(r.exit_code, r.stdout_bytes, r.stderr_bytes.decode("utf-8", errors="replace"))
 
     return run
 

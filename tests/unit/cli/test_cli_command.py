@@ -67,8 +67,8 @@ def test_usage_errors_are_one_line_and_exit_2():
     assert rc == 2
     assert err == "kafkapy demo: error: argument --partitions: invalid int value: 'x'\n"
 
-    rc, _, err = call(["--bootstrap-server", "h:1", "--nope"], lambda a, o: 0)
-    assert rc == 2 and err == "kafkapy demo: error: unrecognized arguments: --nope\n"
+    rc, _, err = call(["--bootstrap-server", "h:1", "--xyzzy"], lambda a, o: 0)
+    assert rc == 2 and err == "kafkapy demo: error: unrecognized arguments: --xyzzy\n"
 
 
 def test_usage_error_raised_by_the_tool():
@@ -86,7 +86,8 @@ def test_help_exits_0(capsys):
     rc = run(make_parser(), ["--help"], lambda a, o: 1)
     assert rc == 0
     out = capsys.readouterr().out
-    assert "usage: kafkapy demo" in out and "--bootstrap-server" in out and "--output {text,json}" in out
+    assert "Usage: kafkapy demo --bootstrap-server" in out and "A demo tool." in out
+    assert "--bootstrap-server, --broker-list" in out and "--output {text,json}" in out and "Common options" in out
 
 
 def test_runtime_errors_are_one_line_exit_1_without_traceback():

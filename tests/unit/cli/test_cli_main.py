@@ -1,4 +1,5 @@
-"""The dispatcher: tool registry, not-implemented tools, aliases, kafka-run-class names, help."""
+"""The Typer app: tool registry as a lazy command tree, help, completion, did-you-mean, aliases,
+kafka-run-class names, not-implemented tools. Commands run in-process through typer.testing.CliRunner."""
 
 from __future__ import annotations
 
@@ -7,44 +8,81 @@ import types
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from kafkapy.cli import main as cli_main
 
 DESIGN = Path(__file__).resolve().parents[4] / "shared" / "DESIGN.md"
 
 
-def test_help_lists_every_tool(capsys):
-    assert cli_main.main(["--help"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("usage: kafkapy <tool>")
-    for tool in cli_main.TOOLS:
-        assert f"  {tool} " in out
+runner = CliRunner()
 
 
-def test_no_arguments_is_a_usage_error(capsys):
-    assert cli_main.main([]) == 2
-    assert "usage: kafkapy <tool>" in capsys.readouterr().err
+def invoke(*argv: str, **kw):
+    return runner.invoke(cli_main.app, list(argv), **kw)
 
 
-def test_version(capsys):
+def test_help_is_the_typer_tree_with_every_tool():
+    r = invoke("--help")
+    assert r.exit_code == 0
+    assert "Usage: kafkapy [OPTIONS] <tool> [flags...]" in r.stdout
+    assert "--install-completion" in r.stdout and "--show-completion" in r.stdout
+    for tool, (_, summary) in cli_main.TOOLS.items():
+        line = next(x for x in r.stdout.splitlines() if x.startswith(f"│ {tool} "))
+        assert summary.split()[0] in line, tool
+
+
+def test_help_word_and_help_of_one_tool(capsys):
+    assert cli_main.main(["help"]) == 0
+    assert "Commands" in capsys.readouterr().out
+    assert cli_main.main(["help", "dump-log"]) == 0
+    assert "Usage: kafkapy dump-log" in capsys.readouterr().out
+
+
+def test_no_arguments_is_a_usage_error():
+    r = invoke()
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "Usage: kafkapy [OPTIONS] <tool> [flags...]" in r.stderr
+
+
+def test_version():
     from kafkapy import __version__
 
-    assert cli_main.main(["--version"]) == 0
-    assert capsys.readouterr().out == __version__ + "\n"
+    for argv in (["--version"], ["-V"]):
+        r = invoke(*argv)
+        assert (r.exit_code, r.stdout) == (0, __version__ + "\n")
+    assert cli_main.main(["version"]) == 0
 
 
-def test_unknown_tool_is_one_line_exit_2(capsys):
-    assert cli_main.main(["frobnicate", "--x"]) == 2
-    err = capsys.readouterr().err
-    assert err == "kafkapy: unknown tool 'frobnicate' (kafkapy --help lists the tools)\n"
+def test_unknown_tool_is_one_line_exit_2():
+    r = invoke("frobnicate", "--x")
+    assert r.exit_code == 2
+    assert r.stderr == "kafkapy: unknown tool 'frobnicate' (kafkapy --help lists the tools)\n"
 
 
-def test_missing_tool_module_reports_not_implemented(monkeypatch, capsys):
+def test_mistyped_tool_gets_did_you_mean():
+    r = invoke("topcs", "--list")
+    assert r.exit_code == 2
+    assert r.stderr == "kafkapy: unknown tool 'topcs'. Did you mean 'topics'? (kafkapy --help lists the tools)\n"
+
+
+def test_mistyped_flag_gets_did_you_mean():
+    r = invoke("topics", "--list", "--bootstrap-servr", "h:1", "--bootstrap-server", "h:1")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == (
+        "kafkapy topics: error: unrecognized arguments: --bootstrap-servr h:1. Did you mean --bootstrap-server?\n"
+    )
+
+
+def test_unknown_root_option_is_one_line_exit_2():
+    r = invoke("--frobnicate")
+    assert (r.exit_code, r.stderr) == (2, "kafkapy: error: No such option: --frobnicate\n")
+
+
+def test_missing_tool_module_reports_not_implemented(monkeypatch):
     monkeypatch.setitem(cli_main.TOOLS, "fake-tool", ("kafkapy.cli.no_such_module_xyz", "test"))
-    assert cli_main.main(["fake-tool", "--bootstrap-server", "x:1"]) == 1
-    captured = capsys.readouterr()
-    assert captured.err == "kafkapy: fake-tool is not implemented yet\n"
-    assert captured.out == ""
+    r = invoke("fake-tool", "--bootstrap-server", "x:1")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", "kafkapy: fake-tool is not implemented yet\n")
 
 
 def test_missing_dependency_of_an_existing_tool_is_not_hidden(monkeypatch):
@@ -60,22 +98,90 @@ def test_missing_dependency_of_an_existing_tool_is_not_hidden(monkeypatch):
         cli_main.main(["broken"])
 
 
-def test_tool_receives_remaining_argv_and_its_return_code(monkeypatch):
+def test_a_new_tool_row_is_a_command_with_its_flags_and_completion(monkeypatch):
+    # What another tool's author does: one TOOLS row and a module with build_parser() and main(argv).
+    from kafkapy.cli.command import ToolParser, run
+
     seen = []
+
+    def build_parser():
+        p = ToolParser("ok-tool", "A tool added by a row.")
+        p.add_bootstrap_server()
+        p.add_property_list("--config")
+        p.add_argument("--mode", choices=("fast", "slow"))
+        p.add_argument("-daemon", action="store_true")
+        return p
+
     mod = types.ModuleType("kafkapy.cli._fake_ok_tool")
-    mod.main = lambda argv: seen.append(argv) or 7
+    mod.build_parser = build_parser
+    mod.main = lambda argv: run(build_parser(), argv, lambda a, o: seen.append(vars(a)) or 7)
     monkeypatch.setitem(sys.modules, "kafkapy.cli._fake_ok_tool", mod)
     monkeypatch.setitem(cli_main.TOOLS, "ok-tool", ("kafkapy.cli._fake_ok_tool", "test"))
-    assert cli_main.main(["ok-tool", "--topic", "t", "--config=a=b"]) == 7
-    assert seen == [["--topic", "t", "--config=a=b"]]
+    r = invoke("ok-tool", "--broker-list", "h:1", "--config", "a=1", "--config=b=2", "-daemon", "--mode=fast")
+    assert r.exit_code == 7, r.stderr
+    assert seen[0]["bootstrap_server"] == "h:1" and seen[0]["config"] == ["a=1", "b=2"]
+    assert seen[0]["daemon"] is True and seen[0]["mode"] == "fast"
+    assert "ok-tool" in invoke("--help").stdout
+    help_out = invoke("ok-tool", "--help").stdout
+    assert "--bootstrap-server," in help_out and "--broker-list" in help_out and "{fast,slow}" in help_out
+    assert complete("kafkapy ok-tool --mo") == ["--mode"]
+    assert complete("kafkapy ok-tool --mode ") == ["fast", "slow"]
+    assert complete("kafkapy ok-tool -da") == ["-daemon"]
+
+
+def complete(line: str) -> list[str]:
+    """What bash completion offers for `line` (Click's complete_bash protocol, in-process)."""
+    words = line.split(" ")
+    env = {"_KAFKAPY_COMPLETE": "complete_bash", "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}
+    r = runner.invoke(cli_main.app, [], env=env, prog_name="kafkapy")
+    assert r.exit_code == 0, r.stderr
+    return [x for x in r.stdout.splitlines() if x]
+
+
+def test_completion_of_tools_flags_and_values():
+    assert complete("kafkapy top") == ["topics"]
+    assert "console-consumer" in complete("kafkapy con") and "consumer-groups" in complete("kafkapy con")
+    assert complete("kafkapy topics --bootstrap") == ["--bootstrap-server"]
+    assert complete("kafkapy topics --output ") == ["text", "json"]
+    assert complete("kafkapy kafka-topics.sh --exclude") == ["--exclude-internal"]
+    assert set(complete("kafkapy console-producer --producer")) >= {"--producer-property", "--producer.config"}
+
+
+def test_show_completion_prints_the_script():
+    r = invoke("--show-completion", "bash")
+    assert r.exit_code == 0
+    assert "_KAFKAPY_COMPLETE=complete_bash" in r.stdout and "complete -o default -F _kafkapy_completion kafkapy" in r.stdout
+
+
+def test_install_completion_writes_the_shell_rc(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    r = invoke("--install-completion", "bash")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    script = tmp_path / ".bash_completions" / "kafkapy.sh"
+    assert "_KAFKAPY_COMPLETE=complete_bash" in script.read_text()
+    assert str(script) in (tmp_path / ".bashrc").read_text()
+
+
+def test_tool_receives_remaining_argv_and_its_return_code(monkeypatch):
+    seen = []
+    mod = types.ModuleType("kafkapy.cli._fake_raw_tool")
+    mod.main = lambda argv: seen.append(argv) or 7
+    monkeypatch.setitem(sys.modules, "kafkapy.cli._fake_raw_tool", mod)
+    monkeypatch.setitem(cli_main.TOOLS, "raw-tool", ("kafkapy.cli._fake_raw_tool", "test"))
+    r = invoke("raw-tool", "--topic", "t", "--config=a=b", "-daemon", "--help")
+    assert r.exit_code == 7
+    assert seen == [["--topic", "t", "--config=a=b", "-daemon", "--help"]]
+    assert complete("kafkapy raw-tool --to") == []  # no build_parser(): nothing to complete, no error
 
 
 def test_kafka_script_names_are_aliases(monkeypatch):
     seen = []
     monkeypatch.setattr(cli_main, "run_tool", lambda tool, argv: seen.append((tool, argv)) or 0)
-    assert cli_main.main(["kafka-topics.sh", "--list"]) == 0
-    assert cli_main.main(["zookeeper-shell.sh", "localhost:2181"]) == 0
-    assert seen == [("topics", ["--list"]), ("zookeeper-shell", ["localhost:2181"])]
+    assert invoke("kafka-topics.sh", "--list").exit_code == 0
+    assert invoke("zookeeper-shell.sh", "localhost:2181").exit_code == 0
+    assert invoke("/opt/kafka/bin/kafka-server-start.sh", "-daemon", "s.properties").exit_code == 0
+    assert seen == [("topics", ["--list"]), ("zookeeper-shell", ["localhost:2181"]),
+                    ("server-start", ["-daemon", "s.properties"])]  # fmt: skip
 
 
 def test_run_class_maps_kafka_class_names(monkeypatch):
@@ -91,9 +197,9 @@ def test_run_class_maps_kafka_class_names(monkeypatch):
     ]
 
 
-def test_run_class_unknown_class(capsys):
-    assert cli_main.main(["run-class", "kafka.tools.JmxTool"]) == 1
-    assert capsys.readouterr().err == "kafkapy: run-class: unknown class kafka.tools.JmxTool\n"
+def test_run_class_unknown_class():
+    r = invoke("run-class", "kafka.tools.JmxTool")
+    assert (r.exit_code, r.stderr) == (1, "kafkapy: run-class: unknown class kafka.tools.JmxTool\n")
 
 
 DESIGN_TOOLS = [

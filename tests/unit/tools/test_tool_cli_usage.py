@@ -1,19 +1,19 @@
-"""Each online tool's flag checks through the `kafkapy` dispatcher: exit 2 with one Kafka-worded line,
-before any connection is made."""
+"""Each online tool's flag checks through the `kafkapy` Typer app (in-process, typer.testing.CliRunner):
+exit 2 with one Kafka-worded line, before any connection is made."""
 
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
-from kafkapy.cli.main import main
+from kafkapy.cli.main import app
 
 B = ["--bootstrap-server", "127.0.0.1:1"]
 
 
 def run(capsys, argv):
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    return rc, out, err
+    r = CliRunner().invoke(app, argv, catch_exceptions=False, prog_name="kafkapy")
+    return r.exit_code, r.stdout, r.stderr
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,88 @@
+"""`kafkapy <tool> --help`: a tool's flags rendered with Rich, in the look of the Typer tree's help.
+
+Reads the tool's argparse parser (kafkapy.cli.command.ToolParser): usage, description, then one panel
+per argument group ("Options", "Common options", ...) listing every flag with its aliases
+(`--bootstrap-server, --broker-list`), its metavar in Kafka's words (`<server(s) to connect to>`), a
+`*` for required flags, and the help text. Flag names never wrap or get cut; the help column wraps.
+On a terminal the panels are coloured; piped, Rich writes the same layout without escape codes
+(at $COLUMNS or 80 columns).
+Thread-safety: called once per process from the main thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import IO
+
+
+def _metavar(action: argparse.Action) -> str:
+    if action.nargs == 0:
+        return ""
+    if action.choices:
+        return "{" + ",".join(str(c) for c in action.choices) + "}"
+    if not action.option_strings:
+        return ""
+    metavar = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
+    if action.nargs == "?":
+        return f"[{metavar}]"
+    if action.nargs in ("+", "*"):
+        return f"{metavar} ..."
+    return metavar
+
+
+def _names(action: argparse.Action) -> str:
+    if action.option_strings:
+        return ", ".join(action.option_strings)
+    return action.metavar if isinstance(action.metavar, str) else action.dest
+
+
+def _usage(parser: argparse.ArgumentParser) -> str:
+    positionals = [
+        (a.metavar if isinstance(a.metavar, str) else a.dest) for a in parser._actions if not a.option_strings
+    ]
+    required = [f"{a.option_strings[0]} {_metavar(a)}" for a in parser._actions if a.option_strings and a.required]
+    return " ".join([parser.prog, *required, "[flags...]", *(f"[{p}]" for p in positionals)])
+
+
+def _panel_title(title: str | None) -> str:
+    if not title or title in ("optional arguments", "options"):
+        return "Options"
+    if title == "positional arguments":
+        return "Arguments"
+    return title[:1].upper() + title[1:]
+
+
+def print_help(parser: argparse.ArgumentParser, file: IO[str]) -> None:
+    from rich.console import Console, Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=file, highlight=False)
+    parts: list = [Padding(Text.assemble(("Usage: ", "yellow"), (_usage(parser), "bold")), (1, 1, 0, 1))]
+    if parser.description:
+        parts.append(Padding(Text(parser.description), (1, 1, 1, 1)))
+    # The flag column fits the longest flag with its aliases (up to 40 columns), so names are not cut.
+    widest = max((len(_names(a)) for a in parser._actions), default=10)
+    expand = parser._get_formatter()._expand_help  # argparse's %(default)s substitution
+    groups = sorted(parser._action_groups, key=lambda g: g.title != "positional arguments")
+    for group in groups:
+        actions = [a for a in group._group_actions if a.help != argparse.SUPPRESS]
+        if not actions:
+            continue
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(no_wrap=True, width=1)
+        table.add_column(width=min(max(widest, 28), 40), overflow="fold")
+        table.add_column(ratio=1)
+        for a in actions:
+            flags = Text(_names(a), style="bold cyan")
+            metavar = _metavar(a)
+            if metavar:
+                flags.append(" " + metavar, style="yellow")
+            required = Text("*", style="red") if a.required and a.option_strings else Text("")
+            table.add_row(required, flags, Text(expand(a) if a.help else ""))
+        parts.append(Panel(table, title=_panel_title(group.title), title_align="left", border_style="dim"))
+    if parser.epilog:
+        parts.append(Padding(Text(parser.epilog), (0, 1)))
+    console.print(Group(*parts))
