@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol
 
 from kafkapy.common.file_region import FileRegion
 from kafkapy.protocol.schema import (
@@ -24,21 +24,29 @@ from kafkapy.protocol.schema import (
 )
 from kafkapy.protocol.types import UVARINT1, ProtocolDecodeError, read_uvarint, write_uvarint
 
-if TYPE_CHECKING:
-    from kafkapy.protocol.message import Struct
+
+class GeneratedStruct(Protocol):
+    """What the compiler reads of a generated struct class (message.Struct and its metaclass provide it);
+    a protocol, so that this module does not import message.py, which imports it."""
+
+    FIELDS: ClassVar[tuple[Field, ...]]
+    _enc_cache: ClassVar[dict[int, Any]]
+    _dec_cache: ClassVar[dict[int, Any]]
+    _root: ClassVar[Any]
+
 
 # ----------------------------------------------------------------------------------------------
 # ----------------------------------------------------------------------------------------------
 
 
-def _struct_class(cls: type[Struct], f: Field) -> type[Struct]:
+def _struct_class(cls: type[GeneratedStruct], f: Field) -> type[GeneratedStruct]:
     sub = getattr(cls._root, f.elem, None)
     if not isinstance(sub, type) or getattr(sub, "FIELDS", None) is None:
         raise TypeError(f"{cls.__qualname__}.{f.name}: unknown struct type {f.elem}")
     return sub
 
 
-def _check_version(cls: type[Struct], version: int, err: type[ValueError]) -> bool:
+def _check_version(cls: type[GeneratedStruct], version: int, err: type[ValueError]) -> bool:
     """Validates the version against the root's range; returns whether it is flexible."""
     root = cls._root
     lo, hi = root.VALID_VERSIONS
@@ -48,7 +56,7 @@ def _check_version(cls: type[Struct], version: int, err: type[ValueError]) -> bo
     return fmin is not None and version >= fmin
 
 
-def _fresh_factory(cls: type[Struct]) -> Any:
+def _fresh_factory(cls: type[GeneratedStruct]) -> Any:
     """A compiled zero-argument constructor of a default instance (no kwargs parsing)."""
     fn = cls.__dict__.get("_fresh_cache")
     if fn is not None:
@@ -72,7 +80,7 @@ def _fresh_factory(cls: type[Struct]) -> Any:
     return fn
 
 
-def _is_default_fn(cls: type[Struct]) -> Any:
+def _is_default_fn(cls: type[GeneratedStruct]) -> Any:
     """A compiled predicate: does a struct instance hold the default in every field?"""
     fn = cls.__dict__.get("_isdef_cache")
     if fn is not None:
@@ -85,7 +93,7 @@ def _is_default_fn(cls: type[Struct]) -> Any:
     return fn
 
 
-def compile_init(cls: type[Struct]) -> Any:
+def compile_init(cls: type[GeneratedStruct]) -> Any:
     ns: dict[str, Any] = {"_M": MISSING}
     params, body = [], []
     for i, f in enumerate(cls.FIELDS):
@@ -112,7 +120,7 @@ def compile_init(cls: type[Struct]) -> Any:
 class _Gen:
     """Source builder shared by the encoder and decoder compilers."""
 
-    def __init__(self, cls: type[Struct], version: int, flexible: bool) -> None:
+    def __init__(self, cls: type[GeneratedStruct], version: int, flexible: bool) -> None:
         self.cls = cls
         self.version = version
         self.flexible = flexible
@@ -153,7 +161,7 @@ class _Gen:
         return fn
 
 
-def _split_fields(cls: type[Struct], version: int) -> tuple[list[Field], list[Field], list[Field]]:
+def _split_fields(cls: type[GeneratedStruct], version: int) -> tuple[list[Field], list[Field], list[Field]]:
     regular, tagged, absent = [], [], []
     for f in cls.FIELDS:
         if in_range(f.tagged, version):
@@ -169,7 +177,7 @@ def _split_fields(cls: type[Struct], version: int) -> tuple[list[Field], list[Fi
 # ---------------------------------------------------------------------------------------- decode
 
 
-def compile_decoder(cls: type[Struct], version: int) -> Any:
+def compile_decoder(cls: type[GeneratedStruct], version: int) -> Any:
     flexible = _check_version(cls, version, ProtocolDecodeError)
     g = _Gen(cls, version, flexible)
     regular, tagged, absent = _split_fields(cls, version)
@@ -291,7 +299,7 @@ def _dec_primitive(g: _Gen, ind: int, f: Field, t: str, target: str, end: str, c
     g.emit(ind + 1, f"pos = {p2}")
 
 
-def _min_size(cls: type[Struct], version: int, flexible: bool) -> int:
+def _min_size(cls: type[GeneratedStruct], version: int, flexible: bool) -> int:
     regular, _tagged, _absent = _split_fields(cls, version)
     total = 1 if flexible else 0
     for f in regular:
@@ -380,7 +388,7 @@ def _dec_tag_section(g: _Gen, tagged: list[Field]) -> None:
 # ---------------------------------------------------------------------------------------- encode
 
 
-def compile_encoder(cls: type[Struct], version: int) -> Any:
+def compile_encoder(cls: type[GeneratedStruct], version: int) -> Any:
     flexible = _check_version(cls, version, ProtocolEncodeError)
     g = _Gen(cls, version, flexible)
     regular, tagged, absent = _split_fields(cls, version)
