@@ -38,24 +38,37 @@ from kafkapy.common.errors import (
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller import topic as topic_rules
+from kafkapy.controller import zk_data
+from kafkapy.controller.controller_channel import ControllerChannel
 from kafkapy.controller.controller_events import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
     AlterPartitionItem,
+    AutoPreferredReplicaLeaderElection,
     BrokerChange,
     ConfigChange,
+    ConfigNotification,
     ControlledShutdown,
+    ControllerChange,
     ControllerEvent,
     CreatableTopic,
     CreateTopicResult,
     ElectionType,
     ElectLeaders,
     IsrChange,
+    IsrChangeNotification,
     PartitionCreation,
+    PartitionModifications,
+    PartitionReassignment,
+    PreferredReplicaElection,
+    SessionExpired,
     Shutdown,
     Startup,
+    TopicChange,
     TopicCreation,
     TopicDeletion,
+    TopicDeletionFlag,
+    WatchEvent,
 )
 from kafkapy.controller.leadership import LeadershipHandlers
 from kafkapy.controller.metadata_store import MetadataStore, MetadataStoreError, NodeExistsError
@@ -74,6 +87,7 @@ from kafkapy.controller.replica_assignment import (
     validate_topic_assignment,
 )
 from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
+from kafkapy.controller.zk_events import ClusterEventHandlers
 
 log = logging.getLogger(__name__)
 
@@ -93,21 +107,27 @@ def _as_bool(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() == "true"
 
 
+# Requests any broker serves in cluster mode by writing the store (the controller's watches do the rest).
+ADMIN_EVENTS = (TopicCreation, TopicDeletion, PartitionCreation, ConfigChange)
+
 # Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: partitions one CreateTopics or CreatePartitions
 # request may add.
 MAX_PARTITIONS_PER_BATCH = 10_000
 
-class Controller(LeadershipHandlers):
+class Controller(LeadershipHandlers, ClusterEventHandlers):
     def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
                  config: Any = None,
                  on_leader_and_isr: LeaderAndIsrCallback | None = None,
                  on_stop_replica: StopReplicaCallback | None = None,
                  on_config_change: ConfigChangeCallback | None = None,
                  topic_config_validator: ConfigValidator | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 channel: ControllerChannel | None = None) -> None:
         """config: broker properties by Kafka name (num.partitions, default.replication.factor,
         delete.topic.enable, unclean.leader.election.enable): a dict or a KafkaConfig (anything with
-        .get(name, default)); values may be strings or typed."""
+        .get(name, default)); values may be strings or typed.
+        channel: cluster mode's way to reach brokers (LeaderAndIsr / UpdateMetadata / StopReplica requests);
+        without one, decisions go to the callbacks and this broker's MetadataCache only (embedded)."""
         self.store = store
         self.metadata_cache = metadata_cache
         self.broker_id = broker_id
@@ -127,6 +147,10 @@ class Controller(LeadershipHandlers):
         self._running = False
         self._active = False
         self._watching = False
+        self.channel = channel
+        self._zk_watching = False
+        self._topic_watches: set[str] = set()
+        self._stopped = threading.Event()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -139,7 +163,16 @@ class Controller(LeadershipHandlers):
                 self._thread = threading.Thread(target=self._run, name=f"controller-event-thread-{self.broker_id}",
                                                 daemon=True)
                 self._thread.start()
+                if self.store.cluster_mode:
+                    threading.Thread(target=self._rebalance_timer, name=f"controller-rebalance-{self.broker_id}",
+                                     daemon=True).start()
         return self._enqueue(Startup())
+
+    def _rebalance_timer(self) -> None:
+        interval_s = max(1, int(self.config.get("leader.imbalance.check.interval.seconds", 300)))
+        while not self._stopped.wait(interval_s):
+            if self._active and _as_bool(self.config.get("auto.leader.rebalance.enable", True)):
+                self._enqueue_watch(AutoPreferredReplicaLeaderElection())
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         with self._lock:
@@ -148,6 +181,7 @@ class Controller(LeadershipHandlers):
                 return
             # Under the lock, so no event can be queued behind Shutdown and be left without an answer.
             self._running = False
+            self._stopped.set()
             self._queue.put(Shutdown())
         thread.join(timeout_s)
         with self._lock:
@@ -207,6 +241,10 @@ class Controller(LeadershipHandlers):
         parts = list(partitions) if partitions is not None else None
         return self._enqueue(ElectLeaders(partitions=parts, election_type=election_type))
 
+    def config_changed(self, entity_type: str, entity_name: str) -> None:
+        """A /config/changes notification (cluster mode): reload the entity's overrides."""
+        self._enqueue_watch(ConfigNotification(entity_type=entity_type, entity_name=entity_name))
+
     def broker_change(self) -> None:
         """Re-read the registered brokers (the store's broker watch calls this)."""
         self._enqueue(BrokerChange())
@@ -228,15 +266,28 @@ class Controller(LeadershipHandlers):
         event.future.set_exception(NotControllerError("The controller is not running."))
         return event.future
 
+    def _enqueue_watch(self, event: ControllerEvent) -> None:
+        """A watch callback's only job (it runs on the store's thread)."""
+        self._enqueue(event)
+
     def _run(self) -> None:
         while True:
             event = self._queue.get()
             if isinstance(event, Shutdown):
                 self._resign()
+                if self.channel is not None:
+                    self.channel.shutdown()
                 event.future.set_result(None)
                 return
+            if isinstance(event, WatchEvent) and not self._active:
+                event.future.set_result(None)
+                continue
             try:
-                if not self._active and not isinstance(event, (Startup, BrokerChange)):
+                if not self._active and self.store.cluster_mode and isinstance(event, ADMIN_EVENTS):
+                    # Kafka 2.x: any broker serves these by writing ZooKeeper; the controller's watches act.
+                    self._load_view_from_store()
+                elif not self._active and not isinstance(event, (Startup, BrokerChange, ControllerChange,
+                                                                  SessionExpired)):
                     raise NotControllerError(f"Broker {self.broker_id} is not the active controller.")
                 result = self._process(event)
                 if not event.future.done():
@@ -246,6 +297,19 @@ class Controller(LeadershipHandlers):
                     log.exception("Controller event %s failed", type(event).__name__)
                 if not event.future.done():
                     event.future.set_exception(e)
+
+    def _load_view_from_store(self) -> None:
+        """What an inactive broker needs to validate an admin write: topics, their assignments and deletion
+        marks, and the live brokers for placement (no partition states)."""
+        ctx, store = self.ctx, self.store
+        ctx.live_brokers = store.get_brokers()
+        topics = store.get_topics()
+        ctx.assignments = {name: dict(t.assignment) for name, t in topics.items()}
+        ctx.topic_ids = {name: t.topic_id or random_kafka_uuid() for name, t in topics.items()}
+        ctx.topics_to_be_deleted = store.get_topics_marked_for_deletion()
+        ctx.topic_configs.clear()
+        ctx.leadership.clear()
+        ctx.states.clear()
 
     def _drain(self, error: KafkaError) -> None:
         while True:
@@ -275,9 +339,33 @@ class Controller(LeadershipHandlers):
             return self._on_controlled_shutdown(event)
         if isinstance(event, ElectLeaders):
             return self._on_elect_leaders(event)
+        if isinstance(event, ControllerChange):
+            return self._on_controller_change()
+        if isinstance(event, SessionExpired):
+            self._resign()
+            return self._on_startup()
+        if isinstance(event, TopicChange):
+            return self._on_topic_change()
+        if isinstance(event, PartitionModifications):
+            return self._on_partition_modifications(event.topic)
+        if isinstance(event, TopicDeletionFlag):
+            return self._on_topic_deletion_flag()
+        if isinstance(event, IsrChangeNotification):
+            return self._on_isr_change_notification()
+        if isinstance(event, PreferredReplicaElection):
+            return self._on_preferred_replica_election()
+        if isinstance(event, PartitionReassignment):
+            return self._on_partition_reassignment()
+        if isinstance(event, ConfigNotification):
+            return self._on_config_notification(event.entity_type, event.entity_name)
+        if isinstance(event, AutoPreferredReplicaLeaderElection):
+            return self._on_auto_leader_rebalance()
         raise ValueError(f"unknown controller event {event!r}")
 
     def _send(self, batch: BrokerRequestBatch) -> None:
+        if self.channel is not None:
+            self._send_to_brokers(batch, self.channel)
+            return
         for broker_id, states in sorted(batch.leader_and_isr.items()):
             if self.on_leader_and_isr is not None:
                 self._call(self.on_leader_and_isr, broker_id, self.ctx.epoch, list(states.values()))
@@ -287,6 +375,27 @@ class Controller(LeadershipHandlers):
         for broker_id, parts in sorted(batch.stop_replica.items()):
             if self.on_stop_replica is not None:
                 self._call(self.on_stop_replica, broker_id, self.ctx.epoch, list(parts.values()))
+
+    def _send_to_brokers(self, batch: BrokerRequestBatch, channel: ControllerChannel) -> None:
+        """Cluster mode: the same decisions as requests to every live broker, in Kafka's order."""
+        ctx = self.ctx
+        live = ctx.live_brokers
+        channel.set_live_brokers(live)
+        for broker_id, states in sorted(batch.leader_and_isr.items()):
+            if broker_id not in live:
+                continue
+            leaders = {s.leader for s in states.values()}
+            channel.send_leader_and_isr(broker_id, self.broker_id, ctx.epoch, list(states.values()),
+                                        [live[b] for b in sorted(leaders) if b in live])
+        if batch.update_metadata or batch.update_metadata_brokers:
+            # This broker's cache at once (handlers here answer with it), every broker by UpdateMetadata.
+            self.metadata_cache.update_metadata(self.broker_id, ctx.epoch, live.values(),
+                                                list(batch.update_metadata.values()), ctx.topic_ids)
+            channel.send_update_metadata(sorted(live), self.broker_id, ctx.epoch, list(live.values()),
+                                         list(batch.update_metadata.values()), dict(ctx.topic_ids))
+        for broker_id, parts in sorted(batch.stop_replica.items()):
+            if broker_id in live:
+                channel.send_stop_replica(broker_id, self.broker_id, ctx.epoch, list(parts.values()))
 
     @staticmethod
     def _call(fn: Callable[..., Any], *args: Any) -> None:
@@ -298,14 +407,48 @@ class Controller(LeadershipHandlers):
     def _resign(self) -> None:
         if self._active:
             self._active = False
+            if self.channel is not None:
+                self.channel.reset()
             try:
                 self.store.resign_controller(self.broker_id)
             except MetadataStoreError:
                 log.exception("Could not resign as controller")
 
+    def _on_controller_change(self) -> bool:
+        """Kafka's Reelect: /controller changed. Another broker holding it makes this one resign (a zombie
+        whose session expired); nobody holding it means an election."""
+        current = self.store.get_controller_id()
+        if self._active and current != self.broker_id:
+            log.info("Broker %d resigns as controller: broker %s took over", self.broker_id, current)
+            self._active = False
+            if self.channel is not None:
+                self.channel.reset()
+        if current is None:
+            return self._on_startup()
+        return self._active
+
+    def _register_cluster_watches(self) -> None:
+        if self._zk_watching or not self.store.cluster_mode:
+            return
+        self._zk_watching = True
+        store = self.store
+        store.add_session_listener(lambda: self._enqueue(SessionExpired()))
+        store.watch_path_node(zk_data.CONTROLLER_PATH, lambda: self._enqueue(ControllerChange()))
+        store.watch_path_children(zk_data.TOPICS_PATH, lambda: self._enqueue_watch(TopicChange()))
+        store.watch_path_children(zk_data.DELETE_TOPICS_PATH, lambda: self._enqueue_watch(TopicDeletionFlag()))
+        store.watch_path_children(zk_data.ISR_CHANGE_NOTIFICATION_PATH,
+                                  lambda: self._enqueue_watch(IsrChangeNotification()))
+        store.watch_path_node(zk_data.PREFERRED_REPLICA_ELECTION_PATH,
+                              lambda: self._enqueue_watch(PreferredReplicaElection()))
+        store.watch_path_node(zk_data.REASSIGN_PARTITIONS_PATH,
+                              lambda: self._enqueue_watch(PartitionReassignment()))
+
     # -- startup / failover -----------------------------------------------------------------------------------
 
     def _on_startup(self) -> bool:
+        if self._active:
+            return True
+        self._register_cluster_watches()
         epoch = self.store.try_elect_controller(self.broker_id, self.time.milliseconds())
         cluster_id = self.store.get_or_create_cluster_id(uuid_to_kafka_str(random_kafka_uuid()))
         self.metadata_cache.set_cluster_id(cluster_id)
@@ -328,6 +471,7 @@ class Controller(LeadershipHandlers):
         self._broker_defaults = self.store.get_broker_config(None)
         topics = self.store.get_topics()
         for name, topic in topics.items():
+            self._watch_topic(name)
             ctx.topic_ids[name] = topic.topic_id or random_kafka_uuid()
             ctx.assignments[name] = dict(topic.assignment)
             ctx.topic_configs[name] = self.store.get_topic_config(name)
@@ -408,7 +552,8 @@ class Controller(LeadershipHandlers):
                 results[topic.name] = self._create_topic(topic, event.validate_only, batch)
             except KafkaError as e:
                 results[topic.name] = CreateTopicResult(topic.name, e)
-        self._send(batch)
+        if self._active:
+            self._send(batch)
         return results
 
     def _requested_partitions(self, topics: Iterable[CreatableTopic]) -> int:
@@ -465,7 +610,10 @@ class Controller(LeadershipHandlers):
         ctx.topic_ids[name] = topic_id
         ctx.assignments[name] = {p: tuple(r) for p, r in assignment.items()}
         ctx.topic_configs[name] = configs
+        self._watch_topic(name)
         partitions = ctx.partitions_for_topic(name)
+        if not self._active:  # a non-controller broker only writes the store (Kafka 2.x's AdminZkClient)
+            return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
         self.psm.to_new(partitions)
         self.psm.to_online(partitions, batch)
         return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
@@ -495,7 +643,8 @@ class Controller(LeadershipHandlers):
                 to_delete.append(name)
         if to_delete:
             self.store.mark_topics_for_deletion(to_delete)
-            self._delete_topics(to_delete)
+            if self._active:
+                self._delete_topics(to_delete)
         return results
 
     def _delete_topics(self, names: list[str]) -> None:
@@ -549,6 +698,8 @@ class Controller(LeadershipHandlers):
         ctx.assignments[name].update({p: tuple(r) for p, r in new.items()})
         partitions = [TopicPartition(name, p) for p in sorted(new)]
         batch = BrokerRequestBatch(ctx)
+        if not self._active:
+            return None
         self.psm.to_new(partitions)
         self.psm.to_online(partitions, batch)
         self._send(batch)
@@ -582,7 +733,19 @@ class Controller(LeadershipHandlers):
             self._call(self.on_config_change, event.entity_type, name, dict(event.configs))
         return None
 
+    def _on_config_notification(self, entity_type: str, name: str) -> None:
+        if entity_type == "topics" and name in self.ctx.assignments:
+            was_unclean = self._unclean_enabled(name)
+            self.ctx.topic_configs[name] = self.store.get_topic_config(name)
+            if not was_unclean and self._unclean_enabled(name):
+                self._elect_offline(self.ctx.partitions_for_topic(name))
+        elif entity_type == "brokers" and name == DEFAULT_BROKER_ENTITY:
+            self._broker_defaults = self.store.get_broker_config(None)
+            self._elect_offline(self.ctx.partitions_in_state(PartitionState.OFFLINE))
+
     def _elect_offline(self, partitions: list[TopicPartition]) -> None:
+        if not self._active:
+            return
         offline = [tp for tp in partitions if self.ctx.states.get(tp) == PartitionState.OFFLINE]
         if offline:
             batch = BrokerRequestBatch(self.ctx)

@@ -125,3 +125,65 @@ class ElectLeaders(ControllerEvent):
 @dataclass(eq=False)
 class Shutdown(ControllerEvent):
     pass
+
+
+# -- cluster mode: events enqueued by ZooKeeper watches (nobody waits on their futures) -----------------------
+
+@dataclass(eq=False)
+class WatchEvent(ControllerEvent):
+    """Processed only while this broker is the active controller (ignored otherwise)."""
+
+
+@dataclass(eq=False)
+class ControllerChange(ControllerEvent):
+    """/controller changed or went: resign if another broker holds it, run for election if nobody does."""
+
+
+@dataclass(eq=False)
+class SessionExpired(ControllerEvent):
+    """The store's session expired (and a new one began): resign, then run for election again."""
+
+
+@dataclass(eq=False)
+class TopicChange(WatchEvent):
+    """/brokers/topics children changed (topics created by tools or other brokers)."""
+
+
+@dataclass(eq=False)
+class PartitionModifications(WatchEvent):
+    """/brokers/topics/<t> changed (partitions added by tools or other brokers)."""
+
+    topic: str = ""
+
+
+@dataclass(eq=False)
+class TopicDeletionFlag(WatchEvent):
+    """/admin/delete_topics children changed."""
+
+
+@dataclass(eq=False)
+class IsrChangeNotification(WatchEvent):
+    """/isr_change_notification children changed (leaders wrote ISR changes to ZooKeeper themselves)."""
+
+
+@dataclass(eq=False)
+class PreferredReplicaElection(WatchEvent):
+    """/admin/preferred_replica_election was written."""
+
+
+@dataclass(eq=False)
+class PartitionReassignment(WatchEvent):
+    """/admin/reassign_partitions was written."""
+
+
+@dataclass(eq=False)
+class AutoPreferredReplicaLeaderElection(WatchEvent):
+    """The leader.imbalance.check.interval.seconds timer fired."""
+
+
+@dataclass(eq=False)
+class ConfigNotification(WatchEvent):
+    """/config/changes named an entity whose overrides someone (maybe another broker) rewrote."""
+
+    entity_type: str = "topics"
+    entity_name: str = ""

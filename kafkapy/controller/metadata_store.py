@@ -187,3 +187,20 @@ class MetadataStore(ABC):
     def close(self) -> None:
         """Release resources; ephemeral registrations made through this store end."""
         return None
+
+    # -- cluster mode (ZooKeeper): other writers share the store, so the controller also watches paths -----
+    # The embedded store has a single writer (its own controller) and keeps these no-ops.
+
+    cluster_mode = False
+
+    def watch_path_children(self, path: str, callback: Callable[[], None]) -> None:
+        """Call callback (from any thread, only to enqueue) whenever the children of path change."""
+        return None
+
+    def watch_path_node(self, path: str, callback: Callable[[], None]) -> None:
+        """Call callback (from any thread, only to enqueue) whenever the node at path changes or goes."""
+        return None
+
+    def add_session_listener(self, listener: Callable[[], None]) -> None:
+        """Call listener after the store's session expired and a new one began (ephemerals were lost)."""
+        return None

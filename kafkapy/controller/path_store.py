@@ -89,6 +89,74 @@ class PathMetadataStore(MetadataStore):
     def _notify_config_change(self, entity_path: str) -> None:
         """Hook for a ZooKeeper backend to write Kafka's /config/changes notification."""
 
+    def watch_path_children(self, path: str, callback: Callable[[], None]) -> None:
+        if self.cluster_mode:
+            self._watch_children(path, callback)
+
+    def children(self, path: str) -> list[str]:
+        return self._children(path)
+
+    def get_json(self, path: str) -> Any:
+        """The node's JSON value, None when the node is missing or empty."""
+        node = self._get(path)
+        return node[0] if node is not None else None
+
+    # -- admin paths (cluster mode: written by tools and non-controller brokers, read by the controller) -----
+
+    def get_isr_change_notifications(self) -> tuple[list[str], set[TopicPartition]]:
+        """-> (notification node names, the partitions they name)."""
+        names = self._children(zk_data.ISR_CHANGE_NOTIFICATION_PATH)
+        tps: set[TopicPartition] = set()
+        for name in names:
+            node = self._get(f"{zk_data.ISR_CHANGE_NOTIFICATION_PATH}/{name}")
+            if node is not None:
+                tps.update(TopicPartition(t, p) for t, p in zk_data.decode_partitions(node[0]))
+        return names, tps
+
+    def delete_children(self, parent: str, names: Iterable[str]) -> None:
+        self._each([Delete(f"{parent}/{n}") for n in names])
+
+    def get_partition_reassignment(self) -> dict[TopicPartition, tuple[int, ...]]:
+        node = self._get(zk_data.REASSIGN_PARTITIONS_PATH)
+        if node is None:
+            return {}
+        return {TopicPartition(t, p): r for (t, p), r in zk_data.decode_reassignment(node[0]).items()}
+
+    def set_partition_reassignment(self, assignment: Mapping[TopicPartition, Iterable[int]]) -> None:
+        """Write /admin/reassign_partitions (delete it when assignment is empty)."""
+        data = zk_data.encode_reassignment({(tp.topic, tp.partition): list(r) for tp, r in assignment.items()})
+        node = self._get(zk_data.REASSIGN_PARTITIONS_PATH)
+        if not assignment:
+            if node is not None:
+                self._each([Delete(zk_data.REASSIGN_PARTITIONS_PATH)])
+        elif node is None:
+            self._multi([Create(zk_data.REASSIGN_PARTITIONS_PATH, data)])
+        else:
+            self._multi([SetData(zk_data.REASSIGN_PARTITIONS_PATH, data)])
+
+    def get_preferred_replica_election(self) -> list[TopicPartition] | None:
+        node = self._get(zk_data.PREFERRED_REPLICA_ELECTION_PATH)
+        if node is None:
+            return None
+        return [TopicPartition(t, p) for t, p in zk_data.decode_partitions(node[0])]
+
+    def create_preferred_replica_election(self, partitions: Iterable[TopicPartition]) -> None:
+        """NodeExistsError while an earlier election is still pending (Kafka's tool says so)."""
+        self._multi([Create(zk_data.PREFERRED_REPLICA_ELECTION_PATH,
+                            zk_data.encode_partitions([(tp.topic, tp.partition) for tp in partitions]))])
+
+    def delete_preferred_replica_election(self) -> None:
+        self._each([Delete(zk_data.PREFERRED_REPLICA_ELECTION_PATH)])
+
+    def set_topic_assignment(self, topic: TopicReplicaAssignment) -> TopicReplicaAssignment:
+        """Overwrite /brokers/topics/<t> (reassignment); guarded by topic.version."""
+        data = zk_data.encode_topic(topic.topic_id, dict(topic.assignment), dict(topic.adding_replicas),
+                                    dict(topic.removing_replicas))
+        stat = self._multi([SetData(zk_data.topic_path(topic.name), data, topic.version)])[0]
+        assert stat is not None
+        return TopicReplicaAssignment(topic.name, topic.topic_id, dict(topic.assignment),
+                                      dict(topic.adding_replicas), dict(topic.removing_replicas), stat.version)
+
     # -- cluster id -------------------------------------------------------------------------------------------
 
     def get_cluster_id(self) -> str | None:

@@ -14,6 +14,10 @@ Payload shapes, exactly as Kafka writes them:
                                              version is the partition epoch
   /config/topics/<t>, /config/brokers/<id>, /config/brokers/<default>   {"version":1,"config":{"k":"v"}}
   /admin/delete_topics/<t>                   (no data)
+  /config/changes/config_change_<seq>        {"version":2,"entity_path":"topics/<t>"}
+  /isr_change_notification/isr_change_<seq>  {"version":1,"partitions":[{"topic":"t","partition":0}]}
+  /admin/reassign_partitions                 {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}
+  /admin/preferred_replica_election          {"version":1,"partitions":[{"topic":"t","partition":0}]}
 Values are Python objects (what json.loads gives); the store decides how to hold bytes.
 Pure functions; thread-safe.
 """
@@ -35,6 +39,18 @@ TOPICS_PATH = "/brokers/topics"
 CONFIG_PATH = "/config"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+CONFIG_CHANGES_PATH = "/config/changes"
+CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
+ISR_CHANGE_PREFIX = "/isr_change_notification/isr_change_"
+REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
+PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
+BROKER_SEQUENCE_ID_PATH = "/brokers/seqid"
+CONSUMERS_PATH = "/consumers"
+# Kafka's ZkData.PersistentZkPaths: created at start-up by every broker.
+PERSISTENT_PATHS = ("/consumers", "/brokers/ids", "/brokers/topics", "/config/changes", "/admin/delete_topics",
+                    "/brokers/seqid", "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+                    "/config/topics", "/config/clients", "/config/users", "/config/brokers", "/config/ips")
 DEFAULT_BROKER_ENTITY = "<default>"
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -113,13 +129,12 @@ def encode_broker(broker: Broker, timestamp_ms: int) -> dict[str, Any]:
         "features": broker.features,
         "listener_security_protocol_map": {ep.listener_name: ep.security_protocol for ep in broker.endpoints},
         "endpoints": [ep.connection_string() for ep in broker.endpoints],
-        "rack": broker.rack,
         "jmx_port": -1,
         "port": first.port if first else -1,
         "host": first.host if first else None,
         "version": 5,
         "timestamp": str(timestamp_ms),
-    }
+    } | ({"rack": broker.rack} if broker.rack is not None else {})
 
 
 def decode_broker(broker_id: int, data: Any, epoch: int) -> Broker:
@@ -182,3 +197,32 @@ def encode_config(configs: dict[str, str]) -> dict[str, Any]:
 
 def decode_config(data: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in ((data or {}).get("config") or {}).items()}
+
+
+def encode_config_change(entity_path: str) -> dict[str, Any]:
+    return {"version": 2, "entity_path": entity_path}
+
+
+def decode_config_change(data: Any) -> tuple[str, str]:
+    """-> (entity_type, entity_name) of a version-2 notification ('topics', 't')."""
+    entity_type, _, name = str((data or {}).get("entity_path", "")).partition("/")
+    return entity_type, name
+
+
+def encode_partitions(partitions: list[tuple[str, int]]) -> dict[str, Any]:
+    """/isr_change_notification and /admin/preferred_replica_election payloads."""
+    return {"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]}
+
+
+def decode_partitions(data: Any) -> list[tuple[str, int]]:
+    return [(str(e["topic"]), int(e["partition"])) for e in ((data or {}).get("partitions") or [])]
+
+
+def encode_reassignment(assignment: dict[tuple[str, int], list[int]]) -> dict[str, Any]:
+    return {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": list(r)}
+                                         for (t, p), r in sorted(assignment.items())]}
+
+
+def decode_reassignment(data: Any) -> dict[tuple[str, int], tuple[int, ...]]:
+    return {(str(e["topic"]), int(e["partition"])): tuple(int(r) for r in e["replicas"])
+            for e in ((data or {}).get("partitions") or [])}

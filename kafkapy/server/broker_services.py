@@ -34,6 +34,8 @@ class BrokerServices:
     # Kafka's "topic" purgatory: admin requests waiting for the controller (DelayedControllerOperation).
     topic_purgatory: Any = None
     broker_id: int = 0
+    # Kafka's broker epoch: the czxid of this broker's /brokers/ids registration (cluster mode; -1 embedded).
+    broker_epoch: int = -1
     # Listener name -> the (host, port) this broker advertises on it, resolved after binding.
     advertised: dict[str, tuple[str, int]] = field(default_factory=dict)
     # Anything else a later component wants to publish to handlers (kept open on purpose).

@@ -33,10 +33,11 @@ from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.coordinator.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
+from kafkapy.server import cluster_mode
 from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
-from kafkapy.server.kafka_config import ConfigError, KafkaConfig
+from kafkapy.server.kafka_config import KafkaConfig
 from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
@@ -134,6 +135,7 @@ class KafkaServer:
         self.scheduler: KafkaScheduler | None = None
         self.services: BrokerServices | None = None
         self.broker_epoch = -1
+        self.cluster: cluster_mode.ClusterMode | None = None  # ZooKeeper mode's extra parts
 
     @property
     def ident(self) -> str:
@@ -156,10 +158,11 @@ class KafkaServer:
 
     def _startup(self) -> None:
         config, time = self.config, self.time
-        if config.uses_zookeeper:
-            raise ConfigError("zookeeper.connect: cluster mode is not supported by this broker yet")
         log_dirs = config.log_dirs
-        self.store = LocalMetadataStore(log_dirs[0])
+        if config.uses_zookeeper:
+            self.store = cluster_mode.connect_store(config)
+        else:
+            self.store = LocalMetadataStore(log_dirs[0])
         dynamic = {DEFAULT_BROKER_ENTITY: self.store.get_broker_config(None),
                    str(self.broker_id): self.store.get_broker_config(self.broker_id)}
         self.log_manager = LogManager(log_dirs, effective_broker_configs(config.originals, dynamic, self.broker_id),
@@ -186,10 +189,16 @@ class KafkaServer:
                  self.broker_epoch)
 
         rm = self.replica_manager
+        channel = None
+        if config.uses_zookeeper:
+            self.cluster = cluster_mode.ClusterMode(self, self.store)
+            channel = self.cluster.controller_channel
         self.controller = Controller(self.store, self.metadata_cache, self.broker_id, time, config,
                                      on_leader_and_isr=self._on_leader_and_isr,
-                                     on_stop_replica=rm.stop_replicas, on_config_change=rm.update_topic_config)
-        if not self.controller.startup().result(CONTROLLER_STARTUP_TIMEOUT_S):
+                                     on_stop_replica=rm.stop_replicas, on_config_change=rm.update_topic_config,
+                                     channel=channel)
+        elected = self.controller.startup().result(CONTROLLER_STARTUP_TIMEOUT_S)
+        if not elected and not config.uses_zookeeper:
             raise RuntimeError(f"Broker {self.broker_id} could not become the controller of its embedded store")
         cluster_id = self.metadata_cache.get_cluster_id()
         if cluster_id:
@@ -198,7 +207,7 @@ class KafkaServer:
         self.services = BrokerServices(
             config=config, time=time, replica_manager=rm, metadata_cache=self.metadata_cache,
             controller=self.controller, log_manager=self.log_manager, broker_id=self.broker_id,
-            advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
+            advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints}, broker_epoch=self.broker_epoch,
             extras={"socket_server": self.socket_server, "broker_epoch": self.broker_epoch},
             topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id))
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this
@@ -238,6 +247,8 @@ class KafkaServer:
         return errors
 
     def _send_alter_partition(self, tp: Any, leader_and_isr: Any) -> Any:
+        if self.cluster is not None:
+            return self.cluster.to_controller.alter_partition(tp, leader_and_isr)
         controller = self.controller
         if controller is None:
             from concurrent.futures import Future
@@ -279,6 +290,8 @@ class KafkaServer:
             except Exception:
                 log.exception("%s Error while shutting down %s", self.ident, what)
 
+        if self.cluster is not None and self._started:
+            step("the controlled shutdown", self.cluster.controlled_shutdown)
         if self.socket_server is not None:
             step("the socket server", self.socket_server.shutdown)
         if self.request_handler_pool is not None:
@@ -295,6 +308,8 @@ class KafkaServer:
             step("the replica manager", self.replica_manager.shutdown)
         if self.controller is not None:
             step("the controller", self.controller.shutdown)
+        if self.cluster is not None:
+            step("the cluster mode", self.cluster.shutdown)
         if self.store is not None:
             step("the metadata store", self.store.close)
         if self.log_manager is not None:

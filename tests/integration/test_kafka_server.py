@@ -11,9 +11,10 @@ import threading
 import pytest
 
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller.zk_client import ZooKeeperClientTimeoutError
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
-from kafkapy.server.kafka_config import ConfigError, KafkaConfig
+from kafkapy.server.kafka_config import KafkaConfig
 from kafkapy.server.kafka_server import KafkaScheduler, KafkaServer
 from kafkapy.storage.checkpoint_file import OffsetCheckpointFile
 from kafkapy.storage.meta_properties import read_meta_properties
@@ -91,8 +92,10 @@ def test_await_shutdown_wakes_waiters(broker_factory) -> None:
 
 def test_refused_config_leaves_the_log_dir_usable(tmp_path) -> None:
     props = {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path)}
-    bad = KafkaServer(KafkaConfig.from_properties(None, dict(props, **{"zookeeper.connect": "127.0.0.1:1"})))
-    with pytest.raises(ConfigError):
+    # An unreachable ZooKeeper fails the start after zookeeper.connection.timeout.ms, before any log is opened.
+    bad = KafkaServer(KafkaConfig.from_properties(None, dict(props, **{"zookeeper.connect": "127.0.0.1:1",
+                                                                       "zookeeper.connection.timeout.ms": "300"})))
+    with pytest.raises(ZooKeeperClientTimeoutError, match="Timed out waiting for connection"):
         bad.startup()
     good = KafkaServer(KafkaConfig.from_properties(None, props))
     good.startup()

@@ -49,6 +49,7 @@ HANDLER_MODULES = (
     "log_dirs",
     "groups",
     "offsets",
+    "controller_requests",
 )
 
 

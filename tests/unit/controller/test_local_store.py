@@ -129,9 +129,11 @@ def test_broker_json_shape() -> None:
     b = Broker(1, (EndPoint("PLAINTEXT", "h", 9092),), None)
     data = zk_data.encode_broker(b, 5)
     assert data == {"features": {}, "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-                    "endpoints": ["PLAINTEXT://h:9092"], "rack": None, "jmx_port": -1, "port": 9092,
+                    "endpoints": ["PLAINTEXT://h:9092"], "jmx_port": -1, "port": 9092,
                     "host": "h", "version": 5, "timestamp": "5"}
     assert zk_data.decode_broker(1, data, 9) == b.with_epoch(9)
+    racked = Broker(1, (EndPoint("PLAINTEXT", "h", 9092),), "r1")
+    assert zk_data.encode_broker(racked, 5)["rack"] == "r1"  # Kafka writes "rack" only when broker.rack is set
 
 
 def test_controller_election_and_epoch(tmp_path) -> None:

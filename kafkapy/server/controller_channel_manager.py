@@ -1,0 +1,222 @@
+"""ControllerChannelManager (Kafka's): the active controller's connections to every live broker, one
+RequestSendThread per broker, each with its own FIFO queue, sending LeaderAndIsr (v5), UpdateMetadata (v7)
+and StopReplica (v3) requests over the broker's inter-broker listener (`inter.broker.listener.name`),
+highest version both sides support up to those. A request that fails (broker not up yet, connection
+dropped) is retried with a backoff while its broker stays live and the queue holds nothing newer for it;
+a broker that left the live set has its thread stopped and its queue dropped.
+Bytes: Kafka's request frames, built by protocol/ (client.connection.BrokerConnection does the framing).
+Thread-safety: the controller's event thread enqueues; each sender thread owns its connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kafkapy.client.connection import BrokerConnection
+from kafkapy.cluster.broker import Broker
+from kafkapy.cluster.leader_and_isr import (
+    LeaderAndIsrPartitionState,
+    StopReplicaPartitionState,
+    UpdateMetadataPartitionState,
+)
+from kafkapy.common.errors import ErrorCode, UnsupportedVersionError
+from kafkapy.controller.controller_channel import ControllerChannel
+from kafkapy.protocol.messages.leader_and_isr import LeaderAndIsrRequest
+from kafkapy.protocol.messages.stop_replica import StopReplicaRequest
+from kafkapy.protocol.messages.update_metadata import UpdateMetadataRequest
+
+log = logging.getLogger("kafka.controller.ControllerChannelManager")
+
+LEADER_AND_ISR_VERSION = 5
+UPDATE_METADATA_VERSION = 7
+STOP_REPLICA_VERSION = 3
+RETRY_BACKOFF_S = 0.1
+# Kafka's SecurityProtocol ids (UpdateMetadataEndpoint.SecurityProtocol).
+SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+
+
+def leader_and_isr_request(controller_id: int, controller_epoch: int, broker_epoch: int,
+                           states: Sequence[LeaderAndIsrPartitionState], live_leaders: Sequence[Broker],
+                           listener: str) -> LeaderAndIsrRequest:
+    topics: dict[str, LeaderAndIsrRequest.LeaderAndIsrTopicState] = {}
+    for s in states:
+        topic = topics.get(s.topic)
+        if topic is None:
+            topic = topics[s.topic] = LeaderAndIsrRequest.LeaderAndIsrTopicState(
+                topic_name=s.topic, topic_id=s.topic_id, partition_states=[])
+        topic.partition_states.append(LeaderAndIsrRequest.LeaderAndIsrPartitionState(
+            topic_name=s.topic, partition_index=s.partition, controller_epoch=s.controller_epoch, leader=s.leader,
+            leader_epoch=s.leader_epoch, isr=list(s.isr), partition_epoch=s.partition_epoch,
+            replicas=list(s.replicas), adding_replicas=list(s.adding_replicas),
+            removing_replicas=list(s.removing_replicas), is_new=s.is_new,
+            leader_recovery_state=int(s.leader_recovery_state)))
+    leaders = []
+    for b in live_leaders:
+        ep = b.endpoint(listener) or b.endpoint()
+        if ep is not None:
+            leaders.append(LeaderAndIsrRequest.LeaderAndIsrLiveLeader(broker_id=b.id, host_name=ep.host,
+                                                                       port=ep.port))
+    # Type 0 (UNKNOWN) is a partial update: only the named partitions change (Kafka's incremental requests).
+    return LeaderAndIsrRequest(controller_id=controller_id, controller_epoch=controller_epoch,
+                               broker_epoch=broker_epoch, type=0, topic_states=list(topics.values()),
+                               live_leaders=leaders)
+
+
+def update_metadata_request(controller_id: int, controller_epoch: int, broker_epoch: int,
+                            live_brokers: Sequence[Broker], states: Sequence[UpdateMetadataPartitionState],
+                            topic_ids: Mapping[str, uuid.UUID]) -> UpdateMetadataRequest:
+    topics: dict[str, UpdateMetadataRequest.UpdateMetadataTopicState] = {}
+    for s in states:
+        topic = topics.get(s.topic)
+        if topic is None:
+            topic = topics[s.topic] = UpdateMetadataRequest.UpdateMetadataTopicState(
+                topic_name=s.topic, topic_id=topic_ids.get(s.topic) or uuid.UUID(int=0), partition_states=[])
+        topic.partition_states.append(UpdateMetadataRequest.UpdateMetadataPartitionState(
+            topic_name=s.topic, partition_index=s.partition, controller_epoch=s.controller_epoch, leader=s.leader,
+            leader_epoch=s.leader_epoch, isr=list(s.isr), zk_version=s.partition_epoch, replicas=list(s.replicas),
+            offline_replicas=list(s.offline_replicas)))
+    brokers = [UpdateMetadataRequest.UpdateMetadataBroker(
+        id=b.id, rack=b.rack,
+        endpoints=[UpdateMetadataRequest.UpdateMetadataEndpoint(
+            port=ep.port, host=ep.host, listener=ep.listener_name,
+            security_protocol=SECURITY_PROTOCOL_IDS.get(ep.security_protocol, 0)) for ep in b.endpoints])
+        for b in live_brokers]
+    return UpdateMetadataRequest(controller_id=controller_id, controller_epoch=controller_epoch,
+                                 broker_epoch=broker_epoch, topic_states=list(topics.values()),
+                                 live_brokers=brokers)
+
+
+def stop_replica_request(controller_id: int, controller_epoch: int, broker_epoch: int,
+                         states: Sequence[StopReplicaPartitionState]) -> StopReplicaRequest:
+    topics: dict[str, StopReplicaRequest.StopReplicaTopicState] = {}
+    for s in states:
+        topic = topics.get(s.topic)
+        if topic is None:
+            topic = topics[s.topic] = StopReplicaRequest.StopReplicaTopicState(topic_name=s.topic,
+                                                                                partition_states=[])
+        topic.partition_states.append(StopReplicaRequest.StopReplicaPartitionState(
+            partition_index=s.partition, leader_epoch=s.leader_epoch, delete_partition=s.delete_partition))
+    return StopReplicaRequest(controller_id=controller_id, controller_epoch=controller_epoch,
+                              broker_epoch=broker_epoch, topic_states=list(topics.values()))
+
+
+class RequestSendThread:
+    """One broker's queue and sender (Kafka's RequestSendThread)."""
+
+    def __init__(self, controller_id: int, broker: Broker, listener: str, request_timeout_ms: int) -> None:
+        self.broker = broker
+        self.listener = listener
+        self.request_timeout_ms = request_timeout_ms
+        self.queue: queue.Queue[tuple[Any, int] | None] = queue.Queue()
+        self._running = True
+        self._conn: BrokerConnection | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"Controller-{controller_id}-to-broker-{broker.id}-send-thread")
+        self._thread.start()
+
+    def enqueue(self, request: Any, max_version: int) -> None:
+        self.queue.put((request, max_version))
+
+    def stop(self) -> None:
+        self._running = False
+        self.queue.put(None)
+
+    def _connection(self) -> BrokerConnection:
+        if self._conn is not None and self._conn.is_ready():
+            return self._conn
+        if self._conn is not None:
+            self._conn.close()
+        ep = self.broker.endpoint(self.listener) or self.broker.endpoint()
+        assert ep is not None
+        conn = BrokerConnection(self.broker.id, ep.host, ep.port, client_id=f"controller-{self.broker.id}",
+                                request_timeout_ms=self.request_timeout_ms)
+        conn.connect(self.request_timeout_ms)
+        self._conn = conn
+        return conn
+
+    def _run(self) -> None:
+        while self._running:
+            item = self.queue.get()
+            if item is None:
+                break
+            request, max_version = item
+            while self._running:
+                try:
+                    conn = self._connection()
+                    version = conn.pick_version(request.API_KEY, max_version)
+                    response = conn.request(request, version, self.request_timeout_ms)
+                    code = getattr(response, "error_code", 0)
+                    if code != ErrorCode.NONE:
+                        log.warning("%s to broker %d answered error %d", request.NAME, self.broker.id, code)
+                    break
+                except UnsupportedVersionError as e:
+                    log.warning("Dropping %s to broker %d: %s", request.NAME, self.broker.id, e)
+                    break
+                except Exception as e:  # noqa: BLE001 - any failure: reconnect and retry while the broker is live
+                    log.debug("Sending %s to broker %d failed: %s", request.NAME, self.broker.id, e)
+                    if self._conn is not None:
+                        self._conn.close()
+                        self._conn = None
+                    threading.Event().wait(RETRY_BACKOFF_S)
+        if self._conn is not None:
+            self._conn.close()
+
+
+class ControllerChannelManager(ControllerChannel):
+    def __init__(self, controller_id: int, listener: str, request_timeout_ms: int = 30000) -> None:
+        self.controller_id = controller_id
+        self.listener = listener
+        self.request_timeout_ms = request_timeout_ms
+        self._lock = threading.Lock()
+        self._senders: dict[int, RequestSendThread] = {}
+
+    def set_live_brokers(self, brokers: Mapping[int, Broker]) -> None:
+        with self._lock:
+            for broker_id in list(self._senders):
+                sender = self._senders[broker_id]
+                current = brokers.get(broker_id)
+                if current is None or current.epoch != sender.broker.epoch or current != sender.broker:
+                    sender.stop()
+                    del self._senders[broker_id]
+            for broker_id, broker in brokers.items():
+                if broker_id not in self._senders:
+                    self._senders[broker_id] = RequestSendThread(self.controller_id, broker, self.listener,
+                                                                 self.request_timeout_ms)
+
+    def _enqueue(self, broker_id: int, request: Any, max_version: int) -> None:
+        with self._lock:
+            sender = self._senders.get(broker_id)
+        if sender is None:
+            log.debug("Not sending %s to broker %d: it is not live", request.NAME, broker_id)
+            return
+        request.broker_epoch = sender.broker.epoch
+        sender.enqueue(request, max_version)
+
+    def send_leader_and_isr(self, broker_id: int, controller_id: int, controller_epoch: int,
+                            states: Sequence[LeaderAndIsrPartitionState], live_leaders: Sequence[Broker]) -> None:
+        self._enqueue(broker_id, leader_and_isr_request(controller_id, controller_epoch, -1, states, live_leaders,
+                                                        self.listener), LEADER_AND_ISR_VERSION)
+
+    def send_update_metadata(self, broker_ids: Sequence[int], controller_id: int, controller_epoch: int,
+                             live_brokers: Sequence[Broker], states: Sequence[UpdateMetadataPartitionState],
+                             topic_ids: Mapping[str, uuid.UUID]) -> None:
+        for broker_id in broker_ids:
+            self._enqueue(broker_id, update_metadata_request(controller_id, controller_epoch, -1, live_brokers,
+                                                             states, topic_ids), UPDATE_METADATA_VERSION)
+
+    def send_stop_replica(self, broker_id: int, controller_id: int, controller_epoch: int,
+                          states: Sequence[StopReplicaPartitionState]) -> None:
+        self._enqueue(broker_id, stop_replica_request(controller_id, controller_epoch, -1, states),
+                      STOP_REPLICA_VERSION)
+
+    def reset(self) -> None:
+        with self._lock:
+            senders = list(self._senders.values())
+            self._senders.clear()
+        for sender in senders:
+            sender.stop()
