@@ -49,7 +49,8 @@ HANDLER_MODULES = (
     "log_dirs",
     "groups",
     "offsets",
-    "controller_requests",
+    "update_metadata",
+    "to_controller",
 )
 
 
