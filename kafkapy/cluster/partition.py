@@ -20,6 +20,7 @@ from concurrent.futures import Future
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kafkapy.cluster.alter_isr_manager import AlterIsrManager
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionState, LeaderRecoveryState
 from kafkapy.cluster.replica import Replica
 from kafkapy.common.errors import (
@@ -42,9 +43,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LogProvider = Callable[[TopicPartition, "uuid.UUID | None"], "Log"]
-# Sends a proposed LeaderAndIsr to the controller; the future yields the committed LeaderAndIsr or a
-# KafkaError instance (or a dict {tp: either}, as Controller.alter_partition answers).
-AlterPartitionSender = Callable[[TopicPartition, LeaderAndIsr], "Future[Any]"]
 
 DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000
 LATEST_TIMESTAMP = -1  # ListOffsets special timestamps
@@ -73,14 +71,17 @@ class Partition:
     def __init__(self, topic_partition: TopicPartition, topic_id: uuid.UUID | None, log_provider: LogProvider,
                  local_broker_id: int, time: Time = SYSTEM,
                  replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
-                 alter_partition: AlterPartitionSender | None = None) -> None:
+                 alter_isr_manager: AlterIsrManager | None = None,
+                 on_high_watermark_moved: Callable[[TopicPartition], None] | None = None) -> None:
         self.topic_partition = topic_partition
         self.topic_id = topic_id
         self._log_provider = log_provider
         self.local_broker_id = local_broker_id
         self.time = time
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
-        self._alter_partition = alter_partition
+        self._alter_isr_manager = alter_isr_manager
+        # Called (outside the lock) when an ISR change moved the HW: waiting acks=-1 produces can complete.
+        self._on_high_watermark_moved = on_high_watermark_moved
         self.lock = threading.RLock()
         self.log: Log | None = None
         self.leader_replica_id: int | None = None
@@ -210,6 +211,35 @@ class Partition:
         self._isr = tuple(isr)
         self._maximal_isr = tuple(isr)
         self._isr_change_pending = False
+
+    def append_records_to_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
+        """Append the leader's batches as they are (its offsets and epochs). NOT_LEADER_OR_FOLLOWER once
+        this broker leads the partition (a fetch response that raced a leadership change)."""
+        with self.lock:
+            follower_log = self.log
+            if follower_log is None or self.is_leader:
+                raise NotLeaderOrFollowerError(
+                    f"Replica {self.local_broker_id} is not a follower of {self.topic_partition}")
+            return follower_log.append_as_follower(records)
+
+    def truncate_to(self, offset: int) -> bool:
+        """Follower truncation (to an epoch boundary or the HW): drop every batch at or after offset."""
+        with self.lock:
+            return self.log is not None and self.log.truncate_to(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """The follower fell below the leader's log start: start over, empty, at the leader's start."""
+        with self.lock:
+            if self.log is not None:
+                self.log.truncate_fully_and_start_at(offset)
+
+    def update_follower_log_start_offset(self, leader_log_start_offset: int) -> None:
+        """Follow the leader's log start offset (DeleteRecords / retention there), up to this replica's HW."""
+        with self.lock:
+            follower_log = self.log
+            if follower_log is not None and follower_log.log_start_offset < leader_log_start_offset:
+                follower_log.maybe_increment_log_start_offset(
+                    min(leader_log_start_offset, follower_log.high_watermark), "leader_offset_increment")
 
     def update_follower_high_watermark(self, leader_high_watermark: int) -> int:
         """A follower learns the leader's HW from its fetch response (bounded by its own log end)."""
@@ -379,40 +409,47 @@ class Partition:
             return self._propose_isr(tuple(r for r in self._isr if r not in out_of_sync))
 
     def _propose_isr(self, isr: tuple[int, ...], expanding: int | None = None) -> bool:
-        if self._alter_partition is None:
+        if self._alter_isr_manager is None:
             return False
         proposed = LeaderAndIsr(self.local_broker_id, self.leader_epoch, isr, self.leader_recovery_state,
                                 self.partition_epoch)
         self._isr_change_pending = True
         if expanding is not None:
             self._maximal_isr = self._isr + (expanding,)
-        future = self._alter_partition(self.topic_partition, proposed)
+        future = self._alter_isr_manager.submit(self.topic_partition, proposed, self.controller_epoch)
         future.add_done_callback(lambda f: self._on_alter_partition_done(proposed, f))
         return True
 
     def _on_alter_partition_done(self, proposed: LeaderAndIsr, future: Future[Any]) -> None:
+        if self._apply_alter_partition_result(proposed, future) and self._on_high_watermark_moved is not None:
+            self._on_high_watermark_moved(self.topic_partition)
+
+    def _apply_alter_partition_result(self, proposed: LeaderAndIsr, future: Future[Any]) -> bool:
+        """Adopt the committed ISR; True if the HW moved."""
         with self.lock:
             if proposed.leader_epoch != self.leader_epoch or not self.is_leader:
-                return  # leadership moved on; the controller's LeaderAndIsr has the truth
+                return False  # leadership moved on; the controller's LeaderAndIsr has the truth
             self._isr_change_pending = False
             self._maximal_isr = self._isr
             try:
                 result = future.result()
             except Exception as e:  # the send failed: retried at the next fetch / shrink check
                 log.warning("AlterPartition for %s failed: %r", self.topic_partition, e)
-                return
+                return False
             if isinstance(result, dict):
                 result = result.get(self.topic_partition)
             if not isinstance(result, LeaderAndIsr):
                 log.info("AlterPartition for %s rejected: %r", self.topic_partition, result)
-                return
+                return False
             if result.leader_epoch != self.leader_epoch or result.partition_epoch < self.partition_epoch:
-                return
+                return False
+            log.info("ISR of %s updated to %s (partition epoch %d)", self.topic_partition, list(result.isr),
+                     result.partition_epoch)
             self._isr = tuple(result.isr)
             self._maximal_isr = self._isr
             self.partition_epoch = result.partition_epoch
             self.leader_recovery_state = result.leader_recovery_state
-            self.maybe_increment_high_watermark()
+            return self.maybe_increment_high_watermark()
 
     def maybe_increment_high_watermark(self, now_ms: int | None = None) -> bool:
         """HW = smallest log end offset among the leader and the followers the HW must wait for (the maximal

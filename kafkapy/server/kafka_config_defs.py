@@ -179,6 +179,9 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("replica.high.watermark.checkpoint.interval.ms", LONG, "5000", None),
     ("replica.selector.class", CLASS, None, None),
     ("num.replica.fetchers", INT, "1", None),
+    # the sampled rate of the replication throttles (the rates are dynamic broker configs only)
+    ("replication.quota.window.num", INT, "11", at_least(1)),
+    ("replication.quota.window.size.seconds", INT, "1", at_least(1)),
     ("num.replica.alter.log.dirs.threads", INT, None, None),
     ("fetch.purgatory.purge.interval.requests", INT, "1000", None),
     ("producer.purgatory.purge.interval.requests", INT, "1000", None),

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kafkapy.cluster.alter_isr_manager import AlterIsrManager
 from kafkapy.cluster.broker import Broker
 from kafkapy.cluster.metadata_cache import MetadataCache
 from kafkapy.common.time import SYSTEM, Time
@@ -34,6 +35,7 @@ from kafkapy.coordinator.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafkapy.server import cluster_mode
+from kafkapy.server.alter_isr_manager import DefaultAlterIsrManager
 from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
@@ -115,7 +117,10 @@ class KafkaScheduler:
 
 
 class KafkaServer:
-    def __init__(self, config: KafkaConfig, time: Time = SYSTEM) -> None:
+    def __init__(self, config: KafkaConfig, time: Time = SYSTEM,
+                 alter_isr_manager: AlterIsrManager | None = None) -> None:
+        """alter_isr_manager: where partition leaders propose ISR changes (default: this broker's own
+        controller; ZooKeeper mode and tests acting as the controller bring theirs)."""
         self.config = config
         self.time = time
         self.broker_id = config.broker_id
@@ -136,6 +141,8 @@ class KafkaServer:
         self.services: BrokerServices | None = None
         self.broker_epoch = -1
         self.cluster: cluster_mode.ClusterMode | None = None  # ZooKeeper mode's extra parts
+        self.alter_isr_manager: AlterIsrManager = alter_isr_manager or DefaultAlterIsrManager(
+            self._send_alter_partition)
 
     @property
     def ident(self) -> str:
@@ -172,7 +179,7 @@ class KafkaServer:
 
         self.metadata_cache = MetadataCache(self.broker_id)
         self.replica_manager = ReplicaManager(config, time, self.log_manager, self.metadata_cache, self.broker_id,
-                                              alter_partition=self._send_alter_partition,
+                                              alter_isr_manager=self.alter_isr_manager,
                                               dynamic_broker_configs=dynamic)
         self.replica_manager.startup()
 

@@ -27,7 +27,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionState, StopReplicaPartitionState
+from kafkapy.cluster.alter_isr_manager import AlterIsrManager
+from kafkapy.cluster.broker import Node
+from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState, StopReplicaPartitionState
 from kafkapy.cluster.partition import FetchIsolation, Partition
 from kafkapy.common.errors import (
     ErrorCode,
@@ -37,6 +39,7 @@ from kafkapy.common.errors import (
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     PolicyViolationError,
+    StaleControllerEpochError,
     UnknownTopicOrPartitionError,
     UnsupportedCompressionTypeError,
 )
@@ -51,6 +54,16 @@ from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 from kafkapy.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from kafkapy.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkapy.server.purgatory import DelayedOperationPurgatory
+from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
+from kafkapy.server.replica_fetcher_thread import InitialFetchState
+from kafkapy.server.replication_quota_manager import (
+    FOLLOWER_THROTTLED_RATE,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
+    UNLIMITED,
+    ReplicationQuotaManager,
+    is_throttled_replica,
+)
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 
@@ -205,7 +218,7 @@ def effective_broker_configs(originals: Mapping[str, Any], dynamic: Mapping[str,
 
 class ReplicaManager:
     def __init__(self, config: Any, time: Time = SYSTEM, log_manager: Any = None, metadata_cache: Any = None,
-                 broker_id: int | None = None, alter_partition: Callable[[TopicPartition, LeaderAndIsr], Any] | None = None,
+                 broker_id: int | None = None, alter_isr_manager: AlterIsrManager | None = None,
                  reaper_enabled: bool = True, dynamic_broker_configs: Mapping[str, Mapping[str, str]] | None = None
                  ) -> None:
         self.config = config
@@ -213,7 +226,9 @@ class ReplicaManager:
         self.log_manager = log_manager
         self.metadata_cache = metadata_cache
         self.broker_id = config.broker_id if broker_id is None else broker_id
-        self._alter_partition = alter_partition
+        self._alter_isr_manager = alter_isr_manager
+        # The epoch of the newest controller heard from (LeaderAndIsr / StopReplica older than it are stale).
+        self.controller_epoch = 0
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
         self._hw_checkpoints: dict[TopicPartition, int] = {}
@@ -227,6 +242,13 @@ class ReplicaManager:
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
             "Fetch", time, purge_interval=config.get_int("fetch.purgatory.purge.interval.requests"),
             reaper_enabled=reaper_enabled, broker_id=self.broker_id)
+        window_num = config.get_int("replication.quota.window.num")
+        window_s = config.get_int("replication.quota.window.size.seconds")
+        self.leader_quota = ReplicationQuotaManager(num_windows=window_num, window_size_s=window_s, time=time)
+        self.follower_quota = ReplicationQuotaManager(num_windows=window_num, window_size_s=window_s, time=time)
+        self._update_replication_quotas()
+        self.replica_fetcher_manager = ReplicaFetcherManager(self.broker_id, config, self.get_partition,
+                                                             self.follower_quota, time)
         self._shut_down = False
 
     # -- lifecycle --------------------------------------------------------------------------------------
@@ -240,6 +262,7 @@ class ReplicaManager:
         if self._shut_down:
             return
         self._shut_down = True
+        self.replica_fetcher_manager.shutdown()
         self.fetch_purgatory.shutdown()
         self.produce_purgatory.shutdown()
         if checkpoint_hw:
@@ -287,46 +310,148 @@ class ReplicaManager:
             partition = self._partitions.get(tp)
             if partition is None:
                 partition = Partition(tp, topic_id, self._provide_log, self.broker_id, self.time,
-                                      self.replica_lag_time_max_ms, self._alter_partition)
+                                      self.replica_lag_time_max_ms, self._alter_isr_manager,
+                                      self._complete_delayed_requests)
                 partitions = dict(self._partitions)
                 partitions[tp] = partition
                 self._partitions = partitions
             return partition
 
+    def _check_controller_epoch(self, controller_epoch: int, what: str) -> None:
+        with self._lock:
+            if controller_epoch < self.controller_epoch:
+                raise StaleControllerEpochError(
+                    f"Received {what} request with controller epoch {controller_epoch} older than the current "
+                    f"controller epoch {self.controller_epoch}")
+            self.controller_epoch = controller_epoch
+
     def become_leader_or_follower(self, broker_id: int, controller_epoch: int,
-                                  states: Iterable[LeaderAndIsrPartitionState]) -> dict[TopicPartition, int]:
-        """Apply a LeaderAndIsr decision (the controller's on_leader_and_isr callback). Returns error codes."""
+                                  states: Iterable[LeaderAndIsrPartitionState],
+                                  leader_endpoints: Mapping[int, Node] | None = None
+                                  ) -> dict[TopicPartition, int]:
+        """Apply a LeaderAndIsr decision (Kafka's becomeLeaderOrFollower): per-partition error codes.
+        Raises StaleControllerEpochError for a request from an older controller. leader_endpoints are the
+        request's live leaders, used when the MetadataCache does not know a leader's address yet."""
         if broker_id != self.broker_id:
             return {}
+        self._check_controller_epoch(controller_epoch, "LeaderAndIsr")
         errors: dict[TopicPartition, int] = {}
+        leaders: list[tuple[Partition, LeaderAndIsrPartitionState]] = []
+        followers: list[tuple[Partition, LeaderAndIsrPartitionState]] = []
         for state in states:
             tp = TopicPartition(state.topic, state.partition)
+            if state.replicas and self.broker_id not in state.replicas:
+                log.warning("Ignoring LeaderAndIsr for %s: broker %d is not among its replicas %s", tp,
+                            self.broker_id, list(state.replicas))
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            existing = self._partitions.get(tp)
+            if existing is not None and state.leader_epoch < existing.leader_epoch:
+                log.info("Ignoring LeaderAndIsr for %s: leader epoch %d is older than the current %d", tp,
+                         state.leader_epoch, existing.leader_epoch)
+                errors[tp] = ErrorCode.STALE_CONTROLLER_EPOCH
+                continue
             try:
                 partition = self._get_or_create_partition(tp, state.topic_id)
-                if state.leader == self.broker_id:
-                    _warm_up_produce_path()
-                    if partition.make_leader(state):
-                        log.info("[ReplicaManager broker=%d] %s is now leader at epoch %d (log end %d, HW %d)",
-                                 self.broker_id, tp, state.leader_epoch, partition.log_end_offset,
-                                 partition.high_watermark)
-                else:
-                    partition.make_follower(state)
-                errors[tp] = 0
-            except KafkaError as e:
-                errors[tp] = e.code
-                log.error("Could not apply leadership of %s: %s", tp, e)
             except Exception:
                 errors[tp] = ErrorCode.KAFKA_STORAGE_ERROR
-                log.exception("Could not apply leadership of %s", tp)
+                log.exception("Could not create the partition %s", tp)
+                continue
+            (leaders if state.leader == self.broker_id else followers).append((partition, state))
+        if leaders:
+            errors.update(self._make_leaders(leaders))
+        if followers:
+            errors.update(self._make_followers(followers, leader_endpoints or {}))
+        self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+        return errors
+
+    def _transition(self, partition: Partition, role: str, fn: Callable[[], bool]) -> tuple[int, bool]:
+        """Run one make_leader / make_follower: (error code, its answer). Never raises."""
+        try:
+            return ErrorCode.NONE, fn()
+        except KafkaError as e:
+            log.error("Could not make %d %s of %s: %s", self.broker_id, role, partition.topic_partition, e)
+            return e.code, False
+        except Exception:
+            log.exception("Could not make %d %s of %s", self.broker_id, role, partition.topic_partition)
+            return ErrorCode.KAFKA_STORAGE_ERROR, False
+
+    def _make_leaders(self, leaders: list[tuple[Partition, LeaderAndIsrPartitionState]]) -> dict[TopicPartition, int]:
+        """Kafka's makeLeaders: stop fetching first (no follower append may follow), then lead."""
+        errors: dict[TopicPartition, int] = {}
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(p.topic_partition for p, _ in leaders)
+        _warm_up_produce_path()
+        for partition, state in leaders:
+            tp = partition.topic_partition
+            errors[tp], became = self._transition(partition, "leader", lambda p=partition, st=state: p.make_leader(st))
+            if became:
+                log.info("[ReplicaManager broker=%d] %s is now leader at epoch %d (log end %d, HW %d, ISR %s)",
+                         self.broker_id, tp, state.leader_epoch, partition.log_end_offset, partition.high_watermark,
+                         list(state.isr))
             self._complete_delayed_requests(tp)
         return errors
 
+    def _make_followers(self, followers: list[tuple[Partition, LeaderAndIsrPartitionState]],
+                        leader_endpoints: Mapping[int, Node]) -> dict[TopicPartition, int]:
+        """Kafka's makeFollowers: record the new leader; for partitions whose leader or epoch changed, stop
+        the old fetcher and start one on the new leader (from the log end, Truncating first)."""
+        errors: dict[TopicPartition, int] = {}
+        changed: list[tuple[Partition, LeaderAndIsrPartitionState]] = []
+        for partition, state in followers:
+            tp = partition.topic_partition
+            errors[tp], moved = self._transition(partition, "follower",
+                                                 lambda p=partition, st=state: p.make_follower(st))
+            if moved:
+                changed.append((partition, state))
+        if not changed:
+            return errors
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(p.topic_partition for p, _ in changed)
+        initial: dict[TopicPartition, InitialFetchState] = {}
+        for partition, state in changed:
+            tp = partition.topic_partition
+            self._complete_delayed_requests(tp)
+            leader = self._leader_endpoint(state.leader, leader_endpoints)
+            if leader is None:
+                log.warning("[ReplicaManager broker=%d] Not fetching %s: its leader %d is not available", self.broker_id,
+                            tp, state.leader)
+                continue
+            initial[tp] = InitialFetchState(leader, state.leader_epoch, partition.log_end_offset)
+            log.info("[ReplicaManager broker=%d] %s follows broker %d at epoch %d (log end %d)", self.broker_id, tp,
+                     state.leader, state.leader_epoch, partition.log_end_offset)
+        if initial and not self._shut_down:
+            self.replica_fetcher_manager.add_fetcher_for_partitions(initial)
+        return errors
+
+    def _leader_endpoint(self, leader: int, given: Mapping[int, Node]) -> Node | None:
+        if leader < 0:
+            return None
+        if self.metadata_cache is not None:
+            node = self.metadata_cache.get_alive_broker_node(leader, self.config.inter_broker_listener_name())
+            if node is not None:
+                return node
+        return given.get(leader)
+
     def stop_replicas(self, broker_id: int, controller_epoch: int,
-                      states: Iterable[StopReplicaPartitionState]) -> None:
-        """Stop hosting partitions (StopReplica); delete their logs when asked."""
+                      states: Iterable[StopReplicaPartitionState]) -> dict[TopicPartition, int]:
+        """Stop hosting partitions (Kafka's stopReplicas): fetchers first, then the partition; delete the
+        log when asked. Raises StaleControllerEpochError; FENCED_LEADER_EPOCH for an older leader epoch."""
         if broker_id != self.broker_id:
-            return
+            return {}
+        self._check_controller_epoch(controller_epoch, "StopReplica")
+        errors: dict[TopicPartition, int] = {}
+        stopping: list[StopReplicaPartitionState] = []
         for state in states:
+            tp = TopicPartition(state.topic, state.partition)
+            partition = self._partitions.get(tp)
+            # -2 (deletion) and -1 (no epoch, older requests) always apply.
+            if partition is not None and 0 <= state.leader_epoch < partition.leader_epoch:
+                errors[tp] = ErrorCode.FENCED_LEADER_EPOCH
+                continue
+            stopping.append(state)
+            errors[tp] = ErrorCode.NONE
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(
+            TopicPartition(s.topic, s.partition) for s in stopping)
+        for state in stopping:
             tp = TopicPartition(state.topic, state.partition)
             with self._lock:
                 partitions = dict(self._partitions)
@@ -337,10 +462,13 @@ class ReplicaManager:
                 try:
                     self.log_manager.async_delete(tp)
                 except Exception:
+                    errors[tp] = ErrorCode.KAFKA_STORAGE_ERROR
                     log.exception("Could not delete the log of %s", tp)
             log.info("[ReplicaManager broker=%d] Stopped replica %s%s", self.broker_id, tp,
                      " and deleted its log" if state.delete_partition else "")
             del partition
+        self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+        return errors
 
     def update_topic_config(self, entity_type: str, name: str, configs: Mapping[str, str]) -> None:
         """The controller's on_config_change callback: new topic overrides, and dynamic broker configs (the
@@ -353,11 +481,23 @@ class ReplicaManager:
             elif entity_type == "brokers" and name in (DEFAULT_BROKER_ENTITY, str(self.broker_id)):
                 self._dynamic_broker_configs[name] = dict(configs)
                 self.log_manager.update_broker_defaults(self.effective_broker_configs())
+                self._update_replication_quotas()
         except Exception:
             log.exception("Could not apply the new config of %s %s", entity_type, name)
 
     def effective_broker_configs(self) -> dict[str, Any]:
         return effective_broker_configs(self.config.originals, self._dynamic_broker_configs, self.broker_id)
+
+    def _update_replication_quotas(self) -> None:
+        """leader/follower.replication.throttled.rate: dynamic broker configs (this broker's, else the
+        cluster default); unthrottled when unset."""
+        effective = self.effective_broker_configs()
+        for quota, key in ((self.leader_quota, LEADER_THROTTLED_RATE), (self.follower_quota, FOLLOWER_THROTTLED_RATE)):
+            raw = effective.get(key)
+            try:
+                quota.update_quota(int(raw) if raw is not None else UNLIMITED)
+            except (TypeError, ValueError):
+                log.warning("Ignoring the invalid %s value %r", key, raw)
 
     def _complete_delayed_requests(self, tp: TopicPartition) -> None:
         self.fetch_purgatory.check_and_complete(tp)
@@ -450,6 +590,7 @@ class ReplicaManager:
         min_one_message = not params.hard_max_bytes_limit
         results: dict[TopicPartition, FetchPartitionData] = {}
         total = 0
+        throttled = 0
         urgent = False
         for tp, info in params.partitions.items():
             data = self._read_partition(tp, info, params, min(info.partition_max_bytes, limit), min_one_message)
@@ -458,10 +599,29 @@ class ReplicaManager:
                 min_one_message = False
                 limit = max(0, limit - size)
                 total += size
+                if params.is_from_follower and self._is_leader_throttled(tp):
+                    throttled += size
             if data.error or data.diverging_epoch is not None:
                 urgent = True
             results[tp] = data
+        if throttled:
+            self.leader_quota.record(throttled)
         return results, total, urgent
+
+    def _is_leader_throttled(self, tp: TopicPartition) -> bool:
+        """Whether this broker's replica of tp is named in leader.replication.throttled.replicas."""
+        if not self.leader_quota.is_enabled():
+            return False
+        partition = self._partitions.get(tp)
+        local_log = partition.log if partition is not None else None
+        return local_log is not None and is_throttled_replica(local_log.config.get(LEADER_THROTTLED_REPLICAS),
+                                                              tp.partition, self.broker_id)
+
+    def should_leader_throttle(self, partition: Partition, replica_id: int) -> bool:
+        """Kafka's shouldLeaderThrottle: a follower outside the ISR fetching a throttled replica while the
+        leader's replication quota is exceeded gets no records this time."""
+        return (replica_id not in partition.isr and self._is_leader_throttled(partition.topic_partition)
+                and self.leader_quota.is_quota_exceeded())
 
     def _read_partition(self, tp: TopicPartition, info: FetchPartitionInfo, params: FetchParams, max_bytes: int,
                         min_one_message: bool) -> FetchPartitionData:
@@ -475,14 +635,17 @@ class ReplicaManager:
                     return diverging
             read = partition.read_records(info.fetch_offset, max_bytes, params.isolation, min_one_message,
                                           info.current_leader_epoch, params.fetch_only_from_leader)
+            records = read.fetched_data.records
             if params.is_from_follower:
                 leader_end = partition.log_end_offset
                 if partition.update_follower_fetch_state(params.replica_id, info.fetch_offset, info.log_start_offset,
                                                          leader_end_offset=leader_end):
                     self.produce_purgatory.check_and_complete(tp)
                     self.fetch_purgatory.check_and_complete(tp)
+                if records is not None and self.should_leader_throttle(partition, params.replica_id):
+                    records = None
             return FetchPartitionData(0, read.high_watermark, read.last_stable_offset, read.log_start_offset,
-                                      read.fetched_data.records, aborted_transactions=read.aborted_transactions)
+                                      records, aborted_transactions=read.aborted_transactions)
         except OffsetOutOfRangeError as e:
             log.debug("Fetch of %s at %d out of range: %s", tp, info.fetch_offset, e)
             return FetchPartitionData(e.code)

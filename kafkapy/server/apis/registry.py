@@ -51,6 +51,7 @@ HANDLER_MODULES = (
     "offsets",
     "update_metadata",
     "to_controller",
+    "leader_and_isr",
 )
 
 

@@ -46,7 +46,7 @@ class AlterPartitionStub:
     def __init__(self) -> None:
         self.requests: list[tuple[TopicPartition, LeaderAndIsr, Future]] = []
 
-    def __call__(self, tp: TopicPartition, proposed: LeaderAndIsr) -> Future:
+    def submit(self, tp: TopicPartition, proposed: LeaderAndIsr, controller_epoch: int) -> Future:
         fut: Future = Future()
         self.requests.append((tp, proposed, fut))
         return fut
@@ -144,7 +144,7 @@ def test_min_insync_replicas(env) -> None:
 def test_follower_fetches_move_hw_and_expand_isr(env) -> None:
     time, provider, _ = env
     alter = AlterPartitionStub()
-    p = Partition(TP, TID, provider, 0, time, replica_lag_time_max_ms=10_000, alter_partition=alter)
+    p = Partition(TP, TID, provider, 0, time, replica_lag_time_max_ms=10_000, alter_isr_manager=alter)
     p.make_leader(state(0, 1, isr=(0, 1), replicas=(0, 1, 2), partition_epoch=4))
     for v in (b"a", b"b", b"c"):
         p.append_records_to_leader(batch(v), -1)
@@ -187,7 +187,7 @@ def test_follower_fetches_move_hw_and_expand_isr(env) -> None:
 def test_rejected_isr_change_keeps_committed_state(env) -> None:
     time, provider, _ = env
     alter = AlterPartitionStub()
-    p = Partition(TP, TID, provider, 0, time, replica_lag_time_max_ms=100, alter_partition=alter)
+    p = Partition(TP, TID, provider, 0, time, replica_lag_time_max_ms=100, alter_isr_manager=alter)
     p.make_leader(state(0, 1, isr=(0, 1), replicas=(0, 1), partition_epoch=4))
     time.advance(1_000)
     assert p.maybe_shrink_isr() is True
