@@ -86,6 +86,7 @@ from kafkapy.controller.replica_assignment import (
     assign_replicas_to_brokers,
     validate_topic_assignment,
 )
+from kafkapy.controller.replica_state_machine import ReplicaState, ReplicaStateMachine
 from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
 from kafkapy.controller.zk_events import ClusterEventHandlers
 
@@ -141,6 +142,7 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
         self.ctx = ControllerContext()
         self._broker_defaults: dict[str, str] = {}
         self.psm = PartitionStateMachine(self.ctx, store, self._unclean_enabled)
+        self.rsm = ReplicaStateMachine(self.ctx, self.psm)
         self._queue: queue.Queue[ControllerEvent] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -494,6 +496,11 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
             if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
                 live = [r for r in ctx.replicas(tp) if ctx.is_replica_online(r)]
                 batch.add_leader_and_isr(live, tp, leadership)
+        # Kafka's replica state machine start-up: replicas on dead brokers go offline (out of the ISR, their
+        # leaderships ended) before the partition state machine elects leaders for offline partitions.
+        _online, offline = self.rsm.initialize()
+        self.rsm.handle_state_changes([r for r in offline if r[0].topic not in ctx.topics_to_be_deleted
+                                       and r[0] in ctx.leadership], ReplicaState.OFFLINE, batch)
         self.psm.trigger_online_state_change(batch)
         self._send(batch)
         if ctx.topics_to_be_deleted:
@@ -519,11 +526,10 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
         ctx.live_brokers = current
         if new:
             batch.add_update_metadata(ctx.all_partitions())
-            for broker_id in sorted(new):
-                for tp in ctx.partitions_on_broker(broker_id):
-                    leadership = ctx.leadership.get(tp)
-                    if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
-                        batch.add_leader_and_isr([broker_id], tp, leadership)
+            # onBrokerStartup: the new brokers' replicas go online (LeaderAndIsr: they follow the leaders).
+            self.rsm.handle_state_changes([(tp, r) for tp, r in self.rsm.replicas_on_brokers(new)
+                                           if tp.topic not in ctx.topics_to_be_deleted and tp in ctx.leadership],
+                                          ReplicaState.ONLINE, batch)
             self.psm.trigger_online_state_change(batch)
         self._send(batch)
 
@@ -533,9 +539,8 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
                            and tp in ctx.leadership and ctx.leadership[tp].leader_and_isr.leader in dead]
         self.psm.to_offline(offline_leaders)
         self.psm.trigger_online_state_change(batch)
-        for broker_id in sorted(dead):
-            hosted = [tp for tp in ctx.partitions_on_broker(broker_id) if tp.topic not in ctx.topics_to_be_deleted]
-            self.psm.remove_replica_from_isr(broker_id, hosted, batch)
+        self.rsm.handle_state_changes([(tp, r) for tp, r in self.rsm.replicas_on_brokers(dead)
+                                       if tp.topic not in ctx.topics_to_be_deleted], ReplicaState.OFFLINE, batch)
 
     # -- topics -----------------------------------------------------------------------------------------------
 
@@ -614,9 +619,17 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
         partitions = ctx.partitions_for_topic(name)
         if not self._active:  # a non-controller broker only writes the store (Kafka 2.x's AdminZkClient)
             return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
-        self.psm.to_new(partitions)
-        self.psm.to_online(partitions, batch)
+        self._on_new_partitions(partitions, batch)
         return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
+
+    def _on_new_partitions(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
+        """Kafka's onNewPartitionCreation: New partition and replicas, then both Online (first leader = the
+        first live replica, LeaderAndIsr to every replica)."""
+        replicas = [(tp, r) for tp in partitions for r in self.ctx.replicas(tp)]
+        self.psm.to_new(partitions)
+        self.rsm.handle_state_changes(replicas, ReplicaState.NEW, batch)
+        self.psm.to_online(partitions, batch)
+        self.rsm.handle_state_changes(replicas, ReplicaState.ONLINE, batch)
 
     def _broker_metadatas(self) -> list[BrokerMetadata]:
         brokers = [BrokerMetadata(b.id, b.rack) for b in self.ctx.live_brokers.values()]
@@ -655,14 +668,19 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
         batch = BrokerRequestBatch(ctx)
         partitions = [tp for name in names for tp in ctx.partitions_for_topic(name)]
         batch.add_update_metadata(partitions)
-        for tp in partitions:
-            batch.add_stop_replica([r for r in ctx.replicas(tp) if ctx.is_replica_online(r)], tp, delete=True)
+        replicas = [(tp, r) for tp in partitions for r in ctx.replicas(tp)]
+        self.rsm.handle_state_changes(replicas, ReplicaState.OFFLINE, batch)
+        self.rsm.handle_state_changes(replicas, ReplicaState.DELETION_STARTED, batch)
         self.psm.to_offline(partitions)
         self.psm.to_non_existent(partitions)
         self._send(batch)
+        # The StopReplica answers are not awaited: deletion is complete once the requests are queued.
+        self.rsm.handle_state_changes(replicas, ReplicaState.DELETION_SUCCESSFUL, batch)
+        self.rsm.handle_state_changes(replicas, ReplicaState.NON_EXISTENT, batch)
         for name in names:
             self.store.delete_topic(name)
             ctx.remove_topic(name)
+            self.rsm.forget_topic(name)
 
     def _on_partition_creation(self, event: PartitionCreation) -> None:
         ctx = self.ctx
@@ -700,8 +718,7 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
         batch = BrokerRequestBatch(ctx)
         if not self._active:
             return None
-        self.psm.to_new(partitions)
-        self.psm.to_online(partitions, batch)
+        self._on_new_partitions(partitions, batch)
         self._send(batch)
         return None
 

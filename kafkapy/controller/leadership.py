@@ -28,11 +28,13 @@ from kafkapy.controller.partition_state_machine import (
     ControllerContext,
     PartitionStateMachine,
 )
+from kafkapy.controller.replica_state_machine import ReplicaState, ReplicaStateMachine
 
 
 class LeadershipHandlers:
     ctx: ControllerContext
     psm: PartitionStateMachine
+    rsm: ReplicaStateMachine
     store: MetadataStore
 
     def _send(self, batch: BrokerRequestBatch) -> None:
@@ -102,9 +104,8 @@ class LeadershipHandlers:
         batch = BrokerRequestBatch(ctx)
         if led:
             self.psm.elect_leaders(led, self.psm.controlled_shutdown_election(), batch)
-        for tp in followed:
-            batch.add_stop_replica([event.broker_id], tp, delete=False)
-        self.psm.remove_replica_from_isr(event.broker_id, followed, batch)
+        # The followers on the stopping broker go offline: StopReplica (no delete) and out of the ISR.
+        self.rsm.handle_state_changes([(tp, event.broker_id) for tp in followed], ReplicaState.OFFLINE, batch)
         self._send(batch)
         return {tp for tp in hosted if ctx.leadership[tp].leader_and_isr.leader == event.broker_id}
 

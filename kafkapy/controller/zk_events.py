@@ -57,6 +57,9 @@ class ClusterEventHandlers:
     def _enqueue_watch(self, event: ControllerEvent) -> None:
         raise NotImplementedError
 
+    def _on_new_partitions(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
+        raise NotImplementedError
+
     # -- topics written by others ---------------------------------------------------------------------------
 
     def _watch_topic(self, name: str) -> None:
@@ -88,8 +91,7 @@ class ClusterEventHandlers:
             partitions.extend(ctx.partitions_for_topic(name))
         log.info("New topics: %s", ", ".join(new))
         batch = BrokerRequestBatch(ctx)
-        self.psm.to_new(partitions)
-        self.psm.to_online(partitions, batch)
+        self._on_new_partitions(partitions, batch)
         self._send(batch)
 
     def _on_partition_modifications(self, topic: str) -> None:
@@ -106,8 +108,7 @@ class ClusterEventHandlers:
         partitions = [TopicPartition(topic, p) for p in sorted(added)]
         log.info("New partitions of %s: %s", topic, sorted(added))
         batch = BrokerRequestBatch(ctx)
-        self.psm.to_new(partitions)
-        self.psm.to_online(partitions, batch)
+        self._on_new_partitions(partitions, batch)
         self._send(batch)
 
     def _on_topic_deletion_flag(self) -> None:
