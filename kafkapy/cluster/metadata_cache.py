@@ -17,13 +17,8 @@ from dataclasses import dataclass, field
 from kafkapy.cluster.broker import Broker, Node
 from kafkapy.cluster.leader_and_isr import LEADER_DURING_DELETE, UpdateMetadataPartitionState
 from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.common.topic_partition import TopicPartition
-
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
-
-def is_internal_topic(name: str) -> bool:
-    return name in INTERNAL_TOPICS
 
 
 @dataclass(frozen=True, slots=True)

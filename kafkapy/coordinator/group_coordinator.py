@@ -27,6 +27,7 @@ import threading
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group_membership import GroupConfig, GroupMembershipManager, OperationFactory
@@ -43,7 +44,6 @@ from kafkapy.coordinator.group_metadata import (
     SyncGroupResult,
 )
 from kafkapy.coordinator.group_metadata_manager import (
-    GROUP_METADATA_TOPIC_NAME,
     GroupMetadataManager,
     OffsetConfig,
     OffsetFetchPartition,

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.coordinator.delayed_heartbeat import DelayedHeartbeat, member_key
 from kafkapy.coordinator.delayed_join import DelayedJoin, DelayedSync, InitialDelayedJoin, join_key, sync_key
 from kafkapy.coordinator.group_metadata import (
@@ -48,7 +49,7 @@ from kafkapy.coordinator.group_metadata import (
     SyncCallback,
     SyncGroupResult,
 )
-from kafkapy.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
+from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager
 
 log = logging.getLogger("kafka.coordinator.group.GroupCoordinator")
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator import group_records as records
@@ -42,7 +43,6 @@ from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 INVALID_OFFSET = -1
 
 Executor = Callable[[Callable[[], None]], None]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from kafkapy.record.batch_header import LOG_OVERHEAD
 from kafkapy.record.compression import CompressionType, DecompressionError, compress, decompress
 from kafkapy.record.crc import crc32
 from kafkapy.record.default_record import Record
@@ -28,7 +29,6 @@ __all__ = [
 
 RECORD_OVERHEAD_V0 = 14
 RECORD_OVERHEAD_V1 = 22
-_LOG_OVERHEAD = 12
 _CODEC_MASK = 0x07
 _TIMESTAMP_TYPE_MASK = 0x08
 _OFFSET_SIZE = struct.Struct(">qi")
@@ -92,14 +92,14 @@ def _iter_messages(buf: memoryview) -> list[_Message]:
     """Parse a message set, dropping a partial trailing entry like Kafka's log input streams."""
     out: list[_Message] = []
     pos, end = 0, len(buf)
-    while end - pos >= _LOG_OVERHEAD:
+    while end - pos >= LOG_OVERHEAD:
         offset, size = _OFFSET_SIZE.unpack_from(buf, pos)
         if size < RECORD_OVERHEAD_V0:
             raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})")
-        if pos + _LOG_OVERHEAD + size > end:
+        if pos + LOG_OVERHEAD + size > end:
             break
-        out.append(_Message(buf[pos + _LOG_OVERHEAD:pos + _LOG_OVERHEAD + size], offset))
-        pos += _LOG_OVERHEAD + size
+        out.append(_Message(buf[pos + LOG_OVERHEAD:pos + LOG_OVERHEAD + size], offset))
+        pos += LOG_OVERHEAD + size
     return out
 
 
@@ -119,10 +119,10 @@ class LegacyRecordBatch:
 
     def __init__(self, buf: bytes | bytearray | memoryview) -> None:
         self._buf = memoryview(buf)
-        if len(self._buf) < _LOG_OVERHEAD:
+        if len(self._buf) < LOG_OVERHEAD:
             raise CorruptRecordError("Legacy batch shorter than the log overhead")
         offset, _ = _OFFSET_SIZE.unpack_from(self._buf, 0)
-        self._msg = _Message(self._buf[_LOG_OVERHEAD:], offset)
+        self._msg = _Message(self._buf[LOG_OVERHEAD:], offset)
         self._records: list[Record] | None = None
 
     @property

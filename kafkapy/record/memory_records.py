@@ -39,6 +39,7 @@ from kafkapy.record.errors import (
     RecordValidationError,
     UnsupportedCompressionTypeError,
 )
+from kafkapy.record.legacy_record import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
 
 if TYPE_CHECKING:
     from kafkapy.record.legacy_record import LegacyRecordBatch
@@ -55,7 +56,6 @@ __all__ = [
     "LEGACY_RECORD_OVERHEAD_V0",
 ]
 
-LEGACY_RECORD_OVERHEAD_V0 = 14  # smallest message of any magic: crc, magic, attributes, key and value lengths
 _SIZE = struct.Struct(">i")
 _ATTRIBUTES = struct.Struct(">h")
 _INT64 = struct.Struct(">q")

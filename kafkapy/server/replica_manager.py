@@ -44,6 +44,7 @@ from kafkapy.common.errors import (
     UnsupportedCompressionTypeError,
 )
 from kafkapy.common.file_region import FileRegion
+from kafkapy.common.internal_topics import INTERNAL_TOPICS
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
@@ -67,7 +68,6 @@ from kafkapy.server.replication_quota_manager import (
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
 READ_COMMITTED = 1

@@ -19,11 +19,11 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from kafkapy.record.batch_header import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
+from kafkapy.record.legacy_record import RECORD_OVERHEAD_V0 as LEGACY_RECORD_OVERHEAD_V0
+
 __all__ = ["FileRecords", "BatchInfo", "LEGACY_RECORD_OVERHEAD_V0"]
 
-LOG_OVERHEAD = 12
-RECORD_BATCH_OVERHEAD = 61
-LEGACY_RECORD_OVERHEAD_V0 = 14
 _OFFSET_SIZE = struct.Struct(">qi")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")

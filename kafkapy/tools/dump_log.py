@@ -28,10 +28,12 @@ import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from kafkapy.record.batch_header import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD
 from kafkapy.record.compression import CompressionType, decompress
 from kafkapy.record.control_record import ControlRecordType, EndTransactionMarker, parse_control_key
 from kafkapy.record.crc import crc32
 from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
+from kafkapy.record.legacy_record import RECORD_OVERHEAD_V0
 from kafkapy.record.memory_records import DefaultRecordBatch
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.dump_log_results import (  # noqa: F401 - re-exported: the results are this module's API  # noqa: F401
@@ -58,9 +60,6 @@ from kafkapy.tools.dump_log_results import (  # noqa: F401 - re-exported: the re
     TxnIndexEntryLine,
 )
 
-LOG_OVERHEAD = 12
-HEADER_SIZE_UP_TO_MAGIC = 17
-RECORD_OVERHEAD_V0 = 14
 _OFFSET_SIZE = struct.Struct(">qi")
 _INDEX_ENTRY = struct.Struct(">ii")
 _TIME_INDEX_ENTRY = struct.Struct(">qi")

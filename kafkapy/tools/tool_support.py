@@ -4,7 +4,7 @@ that several tools print or apply, kept in one place.
 Owns:
 - `admin_client(bootstrap, props, client_id)`: an AdminClient with Kafka's tool defaults;
 - `IncludeList`: Kafka's topic regex filter (TopicFilter.IncludeList: commas mean `|`, spaces and
-  surrounding quotes dropped, the whole name must match) and `is_internal_topic`;
+  surrounding quotes dropped, the whole name must match; internal topics from kafkapy.common.internal_topics);
 - Java's HashMap iteration order (`java_hash_order`, `java_string_hash`, `topic_partition_hash`), because
   several of Kafka's tools print maps in that order (topic configs, log-dirs JSON, delete-records);
 - `java_exception_name(err)` / `java_error_text(err)`: how a Java tool names a KafkaError
@@ -19,16 +19,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.tools import ToolFailure
 
 T = TypeVar("T")
-
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
-
-
-def is_internal_topic(name: str) -> bool:
-    return name in INTERNAL_TOPICS
-
 
 def admin_client(bootstrap: str, props: Mapping[str, str] | None = None, client_id: str | None = None) -> Any:
     """An AdminClient for `bootstrap` with the --command-config properties on top of Kafka's defaults."""

@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.tools import ToolFailure
-from kafkapy.tools.tool_support import IncludeList, is_internal_topic, java_hash_order, java_string_hash
+from kafkapy.tools.tool_support import IncludeList, java_hash_order, java_string_hash
 
 SHORT_MAX = 32767
 COLLISION_WARNING = (

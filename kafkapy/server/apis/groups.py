@@ -20,9 +20,10 @@ import threading
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kafkapy.coordinator.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group_metadata import JoinGroupResult, SyncGroupResult
-from kafkapy.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
+from kafkapy.coordinator.group_metadata_manager import partition_for
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
     DeleteGroupsRequest,
@@ -45,7 +46,6 @@ from kafkapy.protocol.messages import (
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.purgatory import DelayedOperation
 
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
 # AclOperation bits a group supports: READ 3, DELETE 6, DESCRIBE 8 (all allowed without an authorizer).
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)

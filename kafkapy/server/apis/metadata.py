@@ -17,6 +17,11 @@ import logging
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode, InvalidRequestError, InvalidTopicExceptionError
+from kafkapy.common.internal_topics import (
+    GROUP_METADATA_TOPIC_NAME,
+    INTERNAL_TOPICS,
+    TRANSACTION_STATE_TOPIC_NAME,
+)
 from kafkapy.controller import topic as topic_rules
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import MetadataRequest, MetadataResponse
@@ -33,9 +38,6 @@ TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME})
 
 Resp = MetadataResponse
 

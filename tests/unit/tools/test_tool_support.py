@@ -13,11 +13,11 @@ from kafkapy.common.errors import (
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
+from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.configs import java_double
 from kafkapy.tools.tool_support import (
     IncludeList,
-    is_internal_topic,
     java_error_text,
     java_exception_name,
     java_hash_order,
