@@ -4,7 +4,8 @@ PreferredReplicaLeaderElectionCommand), delegating to leader-election's logic.
 Prints Kafka's deprecation line first (stdout; stderr with --output json), then the election lines of
 tools/preferred_replica_election.py. Flags: exactly one of --bootstrap-server | --zookeeper (the ZooKeeper
 path, which wrote /admin/preferred_replica_election, is not supported: a one-line error),
---path-to-json-file (default: all partitions), --admin.config (only with --bootstrap-server).
+--path-to-json-file (default: all partitions), --admin.config (or --command-config, as every tool; only with
+--bootstrap-server).
 Failures: `N preferred replica(s) could not be elected` on stderr, exit 1; usage errors exit 2.
 Thread-safety: one run per call, main thread.
 """
@@ -33,7 +34,7 @@ def build_parser() -> ToolParser:
     p.add_bootstrap_server(required=False, aliases=(), help="A hostname and port for the broker to connect to, in the "
                            "form host:port. Multiple comma-separated URLs can be given. REQUIRED unless --zookeeper "
                            "is given.")
-    p.add_argument("--admin.config", dest="admin_config", metavar="<config file>",
+    p.add_argument("--admin.config", "--command-config", dest="admin_config", metavar="<config file>",
                    help="Admin client config properties file to pass to the admin client when --bootstrap-server is "
                    "given.")
     return p

@@ -158,6 +158,10 @@ class MetadataStore(ABC):
     def set_entity_config(self, entity_type: str, entity_name: str, configs: Mapping[str, str]) -> None:
         """Replace the entity's overrides (an empty map clears them)."""
 
+    @abstractmethod
+    def entity_names(self, entity_type: str) -> list[str]:
+        """Names of the entities of a type that have stored overrides (e.g. 'users')."""
+
     def get_topic_config(self, topic: str) -> dict[str, str]:
         return self.get_entity_config("topics", topic)
 

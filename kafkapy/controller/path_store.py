@@ -353,6 +353,10 @@ class PathMetadataStore(MetadataStore):
 
     # -- config overrides -----------------------------------------------------------------------------------
 
+    def entity_names(self, entity_type: str) -> list[str]:
+        """Entities of a type that have a config node (e.g. the users under /config/users)."""
+        return sorted(self._children(f"{zk_data.CONFIG_PATH}/{entity_type}"))
+
     def get_entity_config(self, entity_type: str, entity_name: str) -> dict[str, str]:
         node = self._get(zk_data.entity_config_path(entity_type, entity_name))
         return zk_data.decode_config(node[0]) if node else {}

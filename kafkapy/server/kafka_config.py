@@ -165,7 +165,8 @@ class KafkaConfig:
                 key.validator(name, value)
             self._values[name] = value
         for name in self.originals:
-            if name not in CONFIG_DEFS:
+            # listener.name.<listener>.<key>: per-listener security settings (server/network/listener_security.py)
+            if name not in CONFIG_DEFS and not name.startswith("listener.name."):
                 log.warning("The configuration '%s' was supplied but isn't a known config.", name)
         self._validate()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
 
@@ -33,6 +34,11 @@ class RequestContext:
     @property
     def client_id(self) -> str:
         return self.header.client_id or ""
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        """Who sent the request: the connection's authenticated principal (User:ANONYMOUS if none)."""
+        return self.request.principal
 
     @property
     def client_host(self) -> str:

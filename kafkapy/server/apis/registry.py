@@ -52,6 +52,8 @@ HANDLER_MODULES = (
     "update_metadata",
     "to_controller",
     "leader_and_isr",
+    "sasl_authentication",
+    "scram_credentials",
 )
 
 

@@ -28,6 +28,7 @@ from collections import deque
 from kafkapy.common.file_region import FileRegion
 from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.server.network.request_channel import Chunk
+from kafkapy.server.network.sasl_session import SaslSession
 from kafkapy.server.network.ssl_transport import SslTransport
 
 _MAX_IOV = 64
@@ -45,11 +46,12 @@ class KafkaChannel:
     __slots__ = (
         "sock", "fd", "connection_id", "address", "lock", "size_buf", "size_read", "frame", "frame_view",
         "frame_read", "pending", "muted", "handed_over", "send_queue", "send_offset", "last_active_ms", "closed",
-        "tls", "principal", "close_after_send",
+        "tls", "principal", "close_after_send", "sasl",
     )  # fmt: skip
 
     def __init__(
-        self, sock: socket.socket, connection_id: str, address: tuple[str, int], tls: SslTransport | None = None
+        self, sock: socket.socket, connection_id: str, address: tuple[str, int], tls: SslTransport | None = None,
+        sasl: SaslSession | None = None,
     ) -> None:
         self.sock = sock
         self.fd = sock.fileno()
@@ -75,6 +77,7 @@ class KafkaChannel:
         self.tls = tls
         self.principal: KafkaPrincipal = ANONYMOUS
         self.close_after_send = False  # the response in flight is the last one (failed authentication)
+        self.sasl = sasl  # SASL listeners: the authentication state; its principal wins over `principal`
 
     def write(self) -> bool:
         """Write queued chunks until the queue is empty (True) or the socket is full (False).

@@ -13,11 +13,13 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
+from kafkapy.common.jaas_config import JaasConfig, JaasConfigError, parse_jaas_config
 from kafkapy.common.ssl_config import SslConfigError, build_ssl_context
 from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
 from kafkapy.server.network.ssl_principal_mapper import SslPrincipalMapper
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
 def listener_prefix(listener_name: str) -> str:
@@ -31,9 +33,6 @@ class ListenerSecurity:
         if self.security_protocol not in SECURITY_PROTOCOLS:
             raise ConfigError(f"Invalid value {config.get('listeners')} for configuration listeners: "
                               f"security protocol {self.security_protocol} is not supported")
-        if self.security_protocol.startswith("SASL_"):
-            raise ConfigError(f"Invalid value {config.get('listeners')} for configuration listeners: "
-                              f"security protocol {self.security_protocol} is not supported yet")
         self._config = config
         self._prefix = listener_prefix(self.listener_name)
         self.uses_tls = self.security_protocol in ("SSL", "SASL_SSL")
@@ -51,6 +50,39 @@ class ListenerSecurity:
                 self.principal_mapper = SslPrincipalMapper(self.get("ssl.principal.mapping.rules"))
             except ValueError as e:
                 raise ConfigError(f"Invalid value for configuration ssl.principal.mapping.rules: {e}") from None
+        self.enabled_mechanisms: list[str] = []
+        self.plain_users: dict[str, str] = {}
+        self.sasl_max_receive_size = int(self.get("sasl.server.max.receive.size") or 524288)
+        self.reauth_ms = int(self.get("connections.max.reauth.ms") or 0)
+        self.failed_auth_delay_ms = int(self.get("connection.failed.authentication.delay.ms") or 0)
+        if self.uses_sasl:
+            self._configure_sasl()
+
+    def _configure_sasl(self) -> None:
+        raw = self.get("sasl.enabled.mechanisms")
+        names = raw if isinstance(raw, list) else [m.strip() for m in str(raw or "").split(",") if m.strip()]
+        unsupported = [m for m in names if m.upper() not in SASL_MECHANISMS]
+        if unsupported or not names:
+            raise ConfigError(f"Invalid value {','.join(names)} for configuration sasl.enabled.mechanisms "
+                              f"(listener {self.listener_name}): kafkapy supports {', '.join(SASL_MECHANISMS)}")
+        self.enabled_mechanisms = [m.upper() for m in names]
+        if "PLAIN" in self.enabled_mechanisms:
+            jaas = self.jaas_config("PLAIN")
+            if jaas is None:
+                raise ConfigError(f"Listener {self.listener_name}: PLAIN needs "
+                                  f"{self._prefix}plain.sasl.jaas.config with user_<name>=\"<password>\" entries")
+            self.plain_users = {k[5:]: v for k, v in jaas.options.items() if k.startswith("user_")}
+
+    def jaas_config(self, mechanism: str) -> JaasConfig | None:
+        """The JAAS config of a mechanism: listener.name.<l>.<mechanism>.sasl.jaas.config, else sasl.jaas.config."""
+        key = f"{self._prefix}{mechanism.lower()}.sasl.jaas.config"
+        text = self._config.get(key) if self._config.is_set(key) else self._config.get("sasl.jaas.config")
+        if not text:
+            return None
+        try:
+            return parse_jaas_config(str(text))
+        except JaasConfigError as e:
+            raise ConfigError(f"Invalid value for configuration {key}: {e}") from None
 
     def is_prefixed(self, key: str) -> bool:
         return self._config.is_set(self._prefix + key)

@@ -43,6 +43,8 @@ class Request:
     security_protocol: str = "PLAINTEXT"
     dequeue_ns: int = 0
     principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as when the request arrived
+    sasl: Any = None  # SASL listeners: the connection's SaslSession (network/sasl_session.py)
+    raw_sasl_token: bool = False  # a bare SASL token (after SaslHandshake v0), framed here as SaslAuthenticate v0
     context: Any = None  # free for the API layer (e.g. the decoded header)
 
     def __repr__(self) -> str:
@@ -55,6 +57,7 @@ class Request:
 SEND = 0
 NOOP = 1  # no response bytes (acks=0): just unmute the connection
 CLOSE = 2
+SEND_AND_CLOSE = 3  # the last response on the connection (failed authentication): write it, then close
 
 
 @dataclass(slots=True, eq=False)
@@ -62,6 +65,7 @@ class Response:
     request: Request
     chunks: list[Chunk] | None
     action: int = SEND
+    delay_ms: int = 0  # held back by the Processor this long first (connection.failed.authentication.delay.ms)
 
 
 class ResponseSink(Protocol):
@@ -199,6 +203,11 @@ class RequestChannel:
         """Send `chunks` (the whole response, size prefix included) on the request's connection, or,
         with None, send nothing and resume reading (acks=0)."""
         self._route(Response(request, chunks, SEND if chunks is not None else NOOP))
+
+    def send_final_response(self, request: Request, chunks: list[Chunk] | None, delay_ms: int = 0) -> None:
+        """Send `chunks` (or nothing) after `delay_ms`, then close the connection; the connection stays
+        muted meanwhile and no handler thread waits (Kafka's delayed close on failed authentication)."""
+        self._route(Response(request, chunks, SEND_AND_CLOSE, delay_ms))
 
     def close_connection(self, request: Request) -> None:
         """Close the request's connection without answering."""

@@ -27,6 +27,14 @@ decrypts what it reads and feeds the plaintext to the same frame parser; respons
 whichever thread writes them. The principal (client certificate subject, mapped by
 ssl.principal.mapping.rules) is copied onto each Request.
 
+SASL listeners (SASL_PLAINTEXT, SASL_SSL): each connection gets a SaslSession (sasl_session.py).
+Until it authenticates, only ApiVersions / SaslHandshake / SaslAuthenticate frames pass (anything
+else closes the connection with one INFO line), frames are capped at sasl.server.max.receive.size,
+and after a SaslHandshake v0 each frame is a bare SASL token, framed here as a SaslAuthenticate v0
+request (`Request.raw_sasl_token`). A failed login is answered by `send_final_response` after
+connection.failed.authentication.delay.ms: the Processor holds the response (no thread waits),
+writes it, then closes the connection.
+
 Thread-safety: a Processor's connection table and parse state are touched only by its own thread;
 other threads reach it through `accept()` / `enqueue_response()`. A responding thread touches a
 channel only with the channel's lock held (see kafka_channel.py); queued work is handed over
@@ -50,13 +58,27 @@ from kafkapy.server.kafka_config import EndPoint, KafkaConfig
 from kafkapy.server.network.acceptor import Acceptor
 from kafkapy.server.network.kafka_channel import KafkaChannel
 from kafkapy.server.network.listener_security import ListenerSecurity
-from kafkapy.server.network.request_channel import CLOSE, SEND, Request, RequestChannel, Response
+from kafkapy.server.network.request_channel import (
+    CLOSE,
+    SEND,
+    SEND_AND_CLOSE,
+    Request,
+    RequestChannel,
+    Response,
+)
+from kafkapy.server.network.sasl_session import (
+    SASL_AUTHENTICATE,
+    SaslSession,
+    SaslState,
+    log_authentication_failure,
+)
 from kafkapy.server.network.ssl_principal_mapper import distinguished_name
 from kafkapy.server.network.ssl_transport import SslTransport
 
 log = logging.getLogger(__name__)
 
 _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
+_RAW_TOKEN_HEADER = struct.Struct(">hhihi")  # + client_id length -1, auth_bytes length
 _MIN_FRAME = _HEADER.size
 _READ_BUF = 64 * 1024
 _MAX_READS_PER_EVENT = 16  # fairness between connections of one processor
@@ -73,7 +95,7 @@ class InvalidReceiveError(Exception):
     """A frame this broker refuses to read; its connection is closed."""
 
 
-class AuthenticationFailure(Exception):
+class AuthenticationFailure(InvalidReceiveError):
     """A TLS handshake or SASL exchange that failed; its connection is closed with one INFO line."""
 
 
@@ -115,6 +137,10 @@ class Processor:
         self._polling = False
         self._new_connections: deque[tuple[socket.socket, tuple[str, int]]] = deque()
         self._responses: deque[Response] = deque()
+        # (due hi-res ms, response) held back by send_final_response's delay; appended from any thread,
+        # released by the Processor thread. One delay per listener, so due times are in append order.
+        self._delayed: deque[tuple[int, Response]] = deque()
+        self._sasl_max_receive = security.sasl_max_receive_size if security is not None else max_request_size
         self._channels: dict[str, KafkaChannel] = {}
         self._by_fd: dict[int, KafkaChannel] = {}
         self._read_buf = bytearray(_READ_BUF)
@@ -140,6 +166,11 @@ class Processor:
     def enqueue_response(self, response: Response) -> None:
         """Answer a request (called by the responding thread): write it at once when possible,
         else hand it to the Processor thread."""
+        if response.delay_ms > 0:
+            self._delayed.append((self._time.hi_res_clock_ms() + response.delay_ms,
+                                  Response(response.request, response.chunks, response.action)))
+            self.wakeup()
+            return
         if response.action != CLOSE:
             ch = self._channels.get(response.request.connection_id)
             if ch is None:
@@ -158,7 +189,9 @@ class Processor:
         with ch.lock:
             if ch.closed:
                 return None
-            chunks = response.chunks if response.action == SEND else None
+            chunks = response.chunks if response.action in (SEND, SEND_AND_CLOSE) else None
+            if response.action == SEND_AND_CLOSE:
+                ch.close_after_send = True
             if ch.handed_over:  # cannot happen with one request in flight; keep order regardless
                 if chunks:
                     ch.send_queue.extend(chunks)
@@ -177,6 +210,9 @@ class Processor:
                 if not done:  # socket full: the Processor waits for writability
                     ch.handed_over = True
                     return _RESUME
+            if ch.close_after_send:
+                ch.discard()
+                return CLOSE
             if ch.pending:
                 # The next request's bytes are already read (a pipelining client): queue it from
                 # here when it is whole and the request queue has room (the connection stays
@@ -185,7 +221,7 @@ class Processor:
                     if self._dispatch_pending(ch):
                         return None
                 except InvalidReceiveError as e:
-                    log.warning("Closing connection %s from %s: %s", ch.connection_id, ch.address[0], e)
+                    self._log_refusal(ch, e)
                     ch.discard()
                     return CLOSE
                 ch.handed_over = True
@@ -205,7 +241,7 @@ class Processor:
         if len(pending) < 4:
             return False
         size = int.from_bytes(pending[:4], "big", signed=True)
-        self._check_size(size)
+        self._check_size(size, ch)
         if len(pending) < 4 + size:
             return False
         request = self._new_request(ch, bytes(pending[4 : 4 + size]))
@@ -254,6 +290,8 @@ class Processor:
                 try:
                     if self._new_connections:
                         self._configure_new_connections()
+                    if self._delayed:
+                        self._release_delayed()
                     if self._responses:
                         self._process_new_responses()
                     self._poll()
@@ -272,7 +310,8 @@ class Processor:
                 local = sock.getsockname()
                 cid = f"{local[0]}:{local[1]}-{address[0]}:{address[1]}-{next(self._connection_index)}"
                 tls = SslTransport(self._ssl_context) if self._ssl_context is not None else None
-                ch = KafkaChannel(sock, cid, (address[0], address[1]), tls)
+                sasl = SaslSession(self._security) if self._security is not None and self._security.uses_sasl else None
+                ch = KafkaChannel(sock, cid, (address[0], address[1]), tls, sasl)
                 ch.last_active_ms = self._time.hi_res_clock_ms()
                 self._epoll.register(ch.fd, _ARM_READ)
                 self._channels[cid] = ch
@@ -294,16 +333,26 @@ class Processor:
                     continue
                 if response.action != _RESUME:  # SEND/NOOP queued by a caller that bypassed enqueue_response
                     with ch.lock:
-                        if response.action == SEND and response.chunks:
+                        if response.action in (SEND, SEND_AND_CLOSE) and response.chunks:
                             ch.send_queue.extend(response.chunks)
+                        if response.action == SEND_AND_CLOSE:
+                            ch.close_after_send = True
                         ch.handed_over = True
                 self._finish_response(ch)
             except Exception as e:
                 self._on_connection_error(ch, e)
 
+    def _release_delayed(self) -> None:
+        now = self._time.hi_res_clock_ms()
+        delayed = self._delayed
+        while delayed and delayed[0][0] <= now:
+            self.enqueue_response(delayed.popleft()[1])
+
     def _poll(self) -> None:
         self._polling = True
         timeout = 0 if self._responses or self._new_connections or not self._running else _POLL_TIMEOUT_S
+        if self._delayed and timeout:
+            timeout = min(timeout, max(0.0, (self._delayed[0][0] - self._time.hi_res_clock_ms()) / 1000.0))
         try:
             events = self._epoll.poll(timeout)
         finally:
@@ -447,7 +496,7 @@ class Processor:
                         return
                     ch.size_read = 0
                     size = int.from_bytes(ch.size_buf, "big", signed=True)
-                self._check_size(size)
+                self._check_size(size, ch)
                 if end - pos >= size:
                     self._complete_frame(ch, bytes(data[pos : pos + size]))
                     pos += size
@@ -462,9 +511,17 @@ class Processor:
             if ch.frame_read == len(ch.frame):
                 self._complete_frame(ch, ch.frame)
 
-    def _check_size(self, size: int) -> None:
+    def _check_size(self, size: int, ch: KafkaChannel) -> None:
         if size < 0:
             raise InvalidReceiveError(f"Invalid receive (size = {size})")
+        sasl = ch.sasl
+        if sasl is not None and not sasl.authenticated:
+            # Kafka's SaslServerAuthenticator: a frame before authentication is capped much lower.
+            if size > self._sasl_max_receive:
+                raise AuthenticationFailure(f"Invalid SASL frame (size = {size} larger than "
+                                            f"sasl.server.max.receive.size {self._sasl_max_receive})")
+            if sasl.raw_tokens and sasl.state is SaslState.AUTHENTICATE:
+                return  # a bare token may be shorter than a request header
         if size > self._max_request_size:
             raise InvalidReceiveError(
                 f"Invalid receive (size = {size} larger than socket.request.max.bytes {self._max_request_size})"
@@ -485,10 +542,23 @@ class Processor:
                 return
 
     def _new_request(self, ch: KafkaChannel, frame: bytes | bytearray) -> Request:
+        sasl = ch.sasl
+        if sasl is None:
+            api_key, api_version, correlation_id = _HEADER.unpack_from(frame, 0)
+            return Request(
+                self.id, ch.connection_id, api_key, api_version, correlation_id, memoryview(frame), ch.address,
+                self._time.nanoseconds(), self._listener, self._protocol, 0, ch.principal,
+            )  # fmt: skip
+        raw = sasl.raw_tokens and sasl.state is SaslState.AUTHENTICATE
+        if raw:  # a bare token: frame it as SaslAuthenticate v0 (header v1 with a null client id)
+            frame = _RAW_TOKEN_HEADER.pack(SASL_AUTHENTICATE, 0, 0, -1, len(frame)) + frame
         api_key, api_version, correlation_id = _HEADER.unpack_from(frame, 0)
+        refusal = sasl.refusal(api_key, self._time.hi_res_clock_ms())
+        if refusal is not None:
+            raise AuthenticationFailure(refusal)
         return Request(
             self.id, ch.connection_id, api_key, api_version, correlation_id, memoryview(frame), ch.address,
-            self._time.nanoseconds(), self._listener, self._protocol, 0, ch.principal,
+            self._time.nanoseconds(), self._listener, self._protocol, 0, sasl.principal, sasl, raw,
         )  # fmt: skip
 
     # -- writing --------------------------------------------------------------------------------
@@ -500,11 +570,16 @@ class Processor:
             if ch.closed or not ch.handed_over:
                 return  # done already (a duplicate nudge)
             done = ch.write()
-            if done:
+            if done and ch.close_after_send:
+                ch.discard()
+            elif done:
                 ch.handed_over = False
                 ch.muted = False
                 data, ch.pending = ch.pending, bytearray()
         ch.last_active_ms = self._now_ms
+        if done and ch.close_after_send:
+            self._close(ch)
+            return
         if not done:
             self._epoll.modify(ch.fd, _ARM_WRITE)
             return
@@ -527,11 +602,16 @@ class Processor:
                 log.debug("Closing connection %s: idle for more than %d ms", ch.connection_id, self._idle_ms)
                 self._close(ch)
 
+    @staticmethod
+    def _log_refusal(ch: KafkaChannel, error: InvalidReceiveError) -> None:
+        if isinstance(error, AuthenticationFailure):
+            log_authentication_failure(ch.address[0], ch.connection_id, error)
+        else:
+            log.warning("Closing connection %s from %s: %s", ch.connection_id, ch.address[0], error)
+
     def _on_connection_error(self, ch: KafkaChannel, error: Exception) -> None:
         if isinstance(error, InvalidReceiveError):
-            log.warning("Closing connection %s from %s: %s", ch.connection_id, ch.address[0], error)
-        elif isinstance(error, AuthenticationFailure):
-            log.info("Failed authentication with /%s (channelId=%s) (%s)", ch.address[0], ch.connection_id, error)
+            self._log_refusal(ch, error)
         elif isinstance(error, OSError):
             log.debug("Closing connection %s after socket error: %s", ch.connection_id, error)
         else:

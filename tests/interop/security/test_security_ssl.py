@@ -10,6 +10,7 @@ import ssl
 import time
 
 import pytest
+from security_helpers import ck_roundtrip
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -24,30 +25,9 @@ def _ck_ssl(broker, listener: str = "SSL", cert: bool = False, rogue: bool = Fal
     return conf
 
 
-def _ck_roundtrip(conf: dict, topic: str, n: int = 300) -> list[bytes]:
-    import confluent_kafka as ck
-
-    producer = ck.Producer({**conf, "linger.ms": 5})
-    for i in range(n):
-        producer.produce(topic, key=b"k%d" % i, value=b"value-%d" % i)
-    assert producer.flush(30) == 0
-    consumer = ck.Consumer({**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    got: list[bytes] = []
-    deadline = time.time() + 30
-    try:
-        while len(got) < n and time.time() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and not msg.error():
-                got.append(msg.value())
-    finally:
-        consumer.close()
-    return got
-
-
 def test_confluent_kafka_over_ssl(secure_broker):
-    got = _ck_roundtrip(_ck_ssl(secure_broker, **{"client.id": "ck-ssl"}), "ssl-ck")
-    assert got == [b"value-%d" % i for i in range(300)]
+    got = ck_roundtrip(_ck_ssl(secure_broker, **{"client.id": "ck-ssl"}), "ssl-ck", 300)
+    assert got == [b"ssl-ck-%d" % i for i in range(300)]
     # No client certificate on a listener that only requests one: User:ANONYMOUS.
     assert secure_broker.principals_of("ck-ssl") == {("SSL", "User:ANONYMOUS")}
 
@@ -101,11 +81,11 @@ def test_kafkapy_client_over_ssl_with_a_large_fetch(secure_broker):
 
 def test_mtls_principal_from_the_certificate_subject(secure_broker):
     conf = _ck_ssl(secure_broker, cert=True, **{"client.id": "ck-cert"})
-    assert _ck_roundtrip(conf, "ssl-cert", 20) == [b"value-%d" % i for i in range(20)]
+    assert ck_roundtrip(conf, "ssl-cert", 20) == [b"ssl-cert-%d" % i for i in range(20)]
     # DEFAULT mapping: the subject's RFC 2253 distinguished name.
     assert secure_broker.principals_of("ck-cert") == {("SSL", "User:CN=client,OU=eng,O=kafkapy,C=US")}
     conf = _ck_ssl(secure_broker, "MTLS", cert=True, **{"client.id": "ck-mtls"})
-    assert _ck_roundtrip(conf, "ssl-mtls", 20) == [b"value-%d" % i for i in range(20)]
+    assert ck_roundtrip(conf, "ssl-mtls", 20) == [b"ssl-mtls-%d" % i for i in range(20)]
     # listener.name.mtls.ssl.principal.mapping.rules: RULE:^CN=([^,]*),OU=([^,]*),.*$/$1@$2/L
     assert secure_broker.principals_of("ck-mtls") == {("MTLS", "User:client@eng")}
 
@@ -159,7 +139,7 @@ def _broker_still_serves(broker) -> None:
 
 
 def test_plaintext_client_on_a_tls_port_is_refused_alone(secure_broker, caplog):
-    caplog.set_level("INFO", logger="kafkapy.server.network.socket_server")
+    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
     from kafkapy.protocol.header import RequestHeader, encode_request
     from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
 
@@ -173,7 +153,7 @@ def test_plaintext_client_on_a_tls_port_is_refused_alone(secure_broker, caplog):
 
 @pytest.mark.parametrize("case", ["no-certificate", "untrusted-ca"])
 def test_client_certificate_refused_on_a_required_listener(secure_broker, caplog, case):
-    caplog.set_level("INFO", logger="kafkapy.server.network.socket_server")
+    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
     ctx = _ssl_client_context(secure_broker, rogue=case == "untrusted-ca")
     with socket.create_connection(("127.0.0.1", secure_broker.port("MTLS")), timeout=10) as raw:
         with pytest.raises((ssl.SSLError, ConnectionError)):

@@ -1,0 +1,53 @@
+"""DescribeUserScramCredentials (50) v0 and AlterUserScramCredentials (51) v0.
+
+What `kafkapy configs --entity-type users --alter --add-config 'SCRAM-SHA-256=[password=...]'`
+(and Kafka's kafka-configs.sh) send: the client salts and hashes; the broker stores Kafka's
+credential text under /config/users/<user> (server/security/scram_credentials.py), where SCRAM
+logins read it. Per-user errors as Kafka: UNSUPPORTED_SASL_MECHANISM, UNACCEPTABLE_CREDENTIAL
+(iterations outside 4096..16384, empty name), DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND.
+Thread-safety: stateless (the store is thread-safe).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.protocol.api_keys import ApiKey
+from kafkapy.protocol.messages import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+)
+from kafkapy.server.apis.registry import api
+from kafkapy.server.security.scram_credentials import Deletion, ScramCredentialStore, Upsertion
+
+DResp = DescribeUserScramCredentialsResponse
+AResp = AlterUserScramCredentialsResponse
+
+
+def _store(ctx: Any) -> ScramCredentialStore:
+    return ScramCredentialStore(ctx.server.controller.store)
+
+
+@api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
+def handle_describe_user_scram_credentials(ctx: Any, request: DescribeUserScramCredentialsRequest) -> DResp:
+    users = None if request.users is None or not request.users else [u.name for u in request.users]
+    results = []
+    for user, error, infos in _store(ctx).describe(users):
+        results.append(DResp.DescribeUserScramCredentialsResult(
+            user=user, error_code=error.code if error else 0, error_message=error.message if error else None,
+            credential_infos=[DResp.CredentialInfo(mechanism=m, iterations=i) for m, i in infos]))
+    return DResp(error_code=0, results=results)
+
+
+@api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
+def handle_alter_user_scram_credentials(ctx: Any, request: AlterUserScramCredentialsRequest) -> AResp:
+    results = _store(ctx).alter(
+        [Deletion(d.name, d.mechanism) for d in request.deletions],
+        [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))
+         for u in request.upsertions],
+    )
+    return AResp(results=[AResp.AlterUserScramCredentialsResult(
+        user=user, error_code=error.code if error else 0, error_message=error.message if error else None)
+        for user, error in results.items()])

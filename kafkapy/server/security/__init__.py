@@ -1,0 +1,1 @@
+"""Broker-side security: SASL mechanism servers and SCRAM credential storage."""

@@ -1,0 +1,132 @@
+"""SASL listeners with real clients: SCRAM-SHA-512 over SASL_SSL and PLAIN over SASL_PLAINTEXT with
+confluent-kafka and kafka-python, kcat over SASL_SSL, kafkapy's own client; SCRAM users created with
+`kafkapy configs --alter --add-config 'SCRAM-SHA-512=[...]'`; the authenticated principal on each request."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from security_helpers import add_scram_user, ck_roundtrip, run_tool
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def scram_users(secure_broker):
+    add_scram_user(secure_broker, "bob", "bob-secret", "SCRAM-SHA-512")
+    add_scram_user(secure_broker, "carol", "carol-secret", "SCRAM-SHA-256")
+    return secure_broker
+
+
+def ck_conf(broker, listener: str, mechanism: str, user: str, password: str, **extra) -> dict:
+    return {"bootstrap.servers": broker.bootstrap(listener), "security.protocol": listener,
+            "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password,
+            "ssl.ca.location": str(broker.pki.ca), **extra}
+
+
+def test_confluent_kafka_sasl_ssl_scram_sha_512(scram_users):
+    conf = ck_conf(scram_users, "SASL_SSL", "SCRAM-SHA-512", "bob", "bob-secret", **{"client.id": "ck-scram"})
+    assert ck_roundtrip(conf, "sasl-ssl-scram") == [b"sasl-ssl-scram-%d" % i for i in range(200)]
+    assert scram_users.principals_of("ck-scram") == {("SASL_SSL", "User:bob")}
+
+
+def test_confluent_kafka_sasl_plaintext_plain(secure_broker):
+    conf = ck_conf(secure_broker, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret", **{"client.id": "ck-plain"})
+    assert ck_roundtrip(conf, "sasl-plain") == [b"sasl-plain-%d" % i for i in range(200)]
+    assert secure_broker.principals_of("ck-plain") == {("SASL_PLAINTEXT", "User:alice")}
+
+
+@pytest.mark.parametrize("listener,mechanism,user,password", [
+    ("SASL_SSL", "SCRAM-SHA-512", "bob", "bob-secret"),
+    ("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret"),
+])
+def test_kafka_python_sasl(scram_users, listener, mechanism, user, password):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    topic = f"kp-{mechanism.lower()}"
+    conf = {"bootstrap_servers": scram_users.bootstrap(listener), "security_protocol": listener,
+            "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password,
+            "ssl_cafile": str(scram_users.pki.ca), "client_id": f"kp-{user}"}
+    producer = KafkaProducer(**conf)
+    for i in range(100):
+        producer.send(topic, value=b"kp-%d" % i)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(**conf, consumer_timeout_ms=10000)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    got = []
+    for record in consumer:
+        got.append((record.offset, record.value))
+        if len(got) == 100:
+            break
+    consumer.close()
+    assert got == [(i, b"kp-%d" % i) for i in range(100)]
+    assert scram_users.principals_of(f"kp-{user}") == {(listener, f"User:{user}")}
+
+
+def test_kcat_over_sasl_ssl(scram_users, tmp_path):
+    broker = scram_users
+    args = ["-b", broker.bootstrap("SASL_SSL"), "-X", "security.protocol=SASL_SSL", "-X",
+            "sasl.mechanisms=SCRAM-SHA-256", "-X", "sasl.username=carol", "-X", "sasl.password=carol-secret",
+            "-X", f"ssl.ca.location={broker.pki.ca}"]
+    lines = "".join(f"line-{i}\n" for i in range(50))
+    produced = subprocess.run(["kcat", *args, "-P", "-t", "kcat-sasl"], input=lines, text=True,
+                              capture_output=True, timeout=60)
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(["kcat", *args, "-C", "-t", "kcat-sasl", "-o", "beginning", "-e", "-f", "%o:%s\n"],
+                              text=True, capture_output=True, timeout=60)
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.splitlines() == [f"{i}:line-{i}" for i in range(50)]
+
+
+def test_kafkapy_client_scram_sha_256_over_sasl_plaintext(scram_users):
+    from kafkapy.client.consumer import KafkaConsumer
+    from kafkapy.client.producer import KafkaProducer
+    from kafkapy.common.topic_partition import TopicPartition
+
+    conf = {"bootstrap.servers": scram_users.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-256", "client.id": "own-scram",
+            "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                'username="carol" password="carol-secret";'}
+    producer = KafkaProducer(conf)
+    futures = [producer.send("own-scram", value=b"own-%d" % i) for i in range(50)]
+    producer.flush(30)
+    assert [f.result().offset for f in futures] == list(range(50))
+    producer.close()
+    consumer = KafkaConsumer(conf)
+    consumer.assign([TopicPartition("own-scram", 0)])
+    consumer.seek_to_beginning()
+    got = []
+    deadline = time.time() + 30
+    while len(got) < 50 and time.time() < deadline:
+        got += consumer.poll(500)
+    consumer.close()
+    assert [r.value for r in got] == [b"own-%d" % i for i in range(50)]
+    assert scram_users.principals_of("own-scram") == {("SASL_PLAINTEXT", "User:carol")}
+
+
+def test_describe_and_delete_scram_credentials_with_the_configs_tool(scram_users):
+    bootstrap = scram_users.bootstrap("PLAINTEXT")
+    add_scram_user(scram_users, "dave", "dave-secret", "SCRAM-SHA-256")
+    from kafkapy.client.admin import AdminClient
+
+    # (`configs --describe --entity-type users` also needs DescribeClientQuotas, which quotas will bring.)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        described = admin.describe_user_scram_credentials(["dave"])["dave"]
+    finally:
+        admin.close()
+    assert [(i.mechanism.mechanism_name, i.iterations) for i in described.credential_infos] == [("SCRAM-SHA-256", 4096)]
+    r = run_tool("configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "users",
+                 "--entity-name", "dave", "--delete-config", "SCRAM-SHA-256")
+    assert r.rc == 0, r.err
+    import confluent_kafka as ck
+    import confluent_kafka.admin  # noqa: F401  (ck.admin)
+
+    ck_admin = ck.admin.AdminClient(ck_conf(scram_users, "SASL_PLAINTEXT", "SCRAM-SHA-256", "dave", "dave-secret"))
+    with pytest.raises(ck.KafkaException):
+        ck_admin.list_topics(timeout=5)
