@@ -24,7 +24,8 @@ Conventions (DESIGN.md "Tools and CLI"): Kafka's long flag names and aliases (bo
 `--flag=value`); every tool has `--output text|json`, `--verbose`, `--help`, `--version`.
 Exit codes: 0 ok; 1 runtime error, one line "Error: ..." on stderr (traceback only with --verbose or
 KAFKAPY_DEBUG=1) - raise ToolError here, kafkapy.tools.ToolFailure in tool logic, anything else is
-reported as "Error: <ExceptionType>: <message>" (KafkaErrors as "Error: <KAFKA_NAME>: <message>"); 2 usage error, one line "kafkapy <tool>: error: ..." on stderr; 130 on Ctrl-C.
+reported as "Error: <ExceptionType>: <message>" (KafkaErrors as "Error: <KAFKA_NAME>: <message>"); 2 usage error, one line "kafkapy <tool>: error: ..." on stderr; 130 on Ctrl-C; 143 on SIGTERM (which
+unwinds the tool like Ctrl-C, so its `finally` work runs, as Kafka's shutdown hooks do).
 A closed stdout pipe (`| head`) ends the tool quietly with 0, as Kafka's Java tools do.
 
 Flags are parsed here with argparse, which follows joptsimple's rules one-to-one (unambiguous prefixes,
@@ -38,9 +39,12 @@ Thread-safety: one parse and one run per process, from the main thread.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from kafkapy.tools import ToolFailure
@@ -48,6 +52,35 @@ from kafkapy.tools import ToolFailure
 USAGE_EXIT = 2
 ERROR_EXIT = 1
 INTERRUPTED_EXIT = 130
+TERMINATED_EXIT = 143  # 128 + SIGTERM, what a JVM tool exits with after its shutdown hooks ran
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM turned into an exception, so a tool unwinds as on Ctrl-C (Kafka's shutdown hooks: the
+    console consumer still prints `Processed a total of N messages`)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While a tool runs, SIGTERM raises Terminated in the main thread (the default would kill the process
+    without running `finally` blocks). Tools that handle SIGTERM themselves (server-start) install their
+    own handler inside and restore this one."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError):  # no signals here (embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class UsageError(Exception):
@@ -218,7 +251,8 @@ def run(
 
     out = Renderer(args.output, stream=stdout, err=err)
     try:
-        rc = execute(args, out)
+        with _sigterm_unwinds():
+            rc = execute(args, out)
         out.flush()
         return 0 if rc is None else int(rc)
     except UsageError as e:
@@ -236,6 +270,9 @@ def run(
         if verbose:
             _traceback(err)
         return ERROR_EXIT
+    except Terminated:
+        _flush_quietly(out)
+        return TERMINATED_EXIT
     except KeyboardInterrupt:
         _flush_quietly(out)
         return INTERRUPTED_EXIT

@@ -47,7 +47,7 @@ def build_parser() -> ToolParser:
     p.add_argument("--formatter", default="org.apache.kafka.tools.consumer.DefaultMessageFormatter",
                    metavar="<class>", help="The name of a class to use for formatting kafka messages for display.")
     p.add_property_list("--property", "--formatter-property", dest="property",
-                        help="Formatter properties: print.timestamp, print.key, print.offset, print.partition, "
+                        help="Formatter properties: print.timestamp, print.key, print.offset, print.epoch, print.partition, "
                         "print.headers, print.value, key.separator, line.separator, headers.separator, null.literal, "
                         "key.deserializer, value.deserializer, headers.deserializer.")
     p.add_argument("--formatter-config", metavar="<config file>",

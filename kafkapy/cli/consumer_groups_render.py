@@ -3,6 +3,8 @@
 Every `print_*` writes to the Renderer and returns the exit code: 1 when Kafka would have printed an
 "Error: ..." line (kafkapy writes those to stderr), else 0. Column formats are ConsumerGroupCommand's
 `%-Ns` Java formats (left-justified, never truncated), widths from the data with Kafka's minimums.
+On a terminal (Renderer.rich) the describe tables are Rich tables from the same header and rows, a
+lag above 0 in yellow; piped output is Kafka's text.
 Stateless; thread-safety: one run per call.
 """
 
@@ -64,7 +66,8 @@ def group_info_text(listings: list[Any], include_type: bool, include_state: bool
 # describe
 
 
-def offsets_text(group: Any, verbose: bool) -> str:
+def offsets_table(group: Any, verbose: bool) -> tuple[list[int | None], list[str], list[list[Any]]]:
+    """(Kafka's column widths, header, rows) of describe --offsets."""
     rows = group.rows
     g = max([15] + [len(r.group) for r in rows])
     t = max([15] + [len(r.topic or MISSING) for r in rows])
@@ -78,14 +81,28 @@ def offsets_text(group: Any, verbose: bool) -> str:
         widths = [g, t, 10, 15, 15, 15, c, h, None]
         header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
                   "CLIENT-ID"]
-    text = "\n" + _fmt(widths, header)
+    table = []
     for r in rows:
         values = [r.group, r.topic, r.partition]
         if verbose:
             values.append(r.leader_epoch)
         values += [r.offset, r.log_end_offset, r.lag, r.consumer_id, r.host, r.client_id]
-        text += "\n" + _fmt(widths, values)
-    return text + "\n"
+        table.append(values)
+    return widths, header, table
+
+
+def offsets_text(group: Any, verbose: bool) -> str:
+    widths, header, rows = offsets_table(group, verbose)
+    return "\n" + "".join(_fmt(widths, values) + "\n" for values in [header, *rows])
+
+
+def _rich_rows(header: list[str], rows: list[list[Any]]) -> list[list[Any]]:
+    """Cells for a Rich table: None as Kafka's "-", a lag above 0 in yellow."""
+    from kafkapy.cli.render import Styled
+
+    lag = header.index("LAG") if "LAG" in header else -1
+    return [[Styled(v, "yellow") if i == lag and isinstance(v, int) and v > 0 else (MISSING if v is None else v)
+             for i, v in enumerate(row)] for row in rows]  # fmt: skip
 
 
 def print_offsets(groups: list[Any], verbose: bool, out: Any) -> int:
@@ -93,7 +110,10 @@ def print_offsets(groups: list[Any], verbose: bool, out: Any) -> int:
     for g in groups:
         show, code = _should_print(g.group, g.state, len(g.rows), out)
         rc = max(rc, code)
-        if show and not out.json:
+        if show and out.rich:
+            _, header, rows = offsets_table(g, verbose)
+            out.table(header, _rich_rows(header, rows))
+        elif show and not out.json:
             out.write(offsets_text(g, verbose))
     if out.json:
         out.document(groups)
@@ -107,7 +127,8 @@ def _assignment_string(tps: list[Any]) -> str:
     return ";".join(sorted(f"{t}:" + ",".join(str(p) for p in sorted(ps)) for t, ps in by_topic.items()))
 
 
-def members_text(group: Any, verbose: bool, show: bool) -> str:
+def members_table(group: Any, verbose: bool, show: bool) -> tuple[list[int | None], list[str], list[list[Any]]]:
+    """(Kafka's column widths, header, rows) of describe --members (the verbose columns appended)."""
     members = group.members if show else []
     g = max([15] + [len(m.group) for m in members])
     c = max([15] + [len(m.consumer_id) for m in members])
@@ -124,23 +145,34 @@ def members_text(group: Any, verbose: bool, show: bool) -> str:
     else:
         widths = [g, c, h, cl, 15]
         header = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
-    verbose_widths: list[int | None] = [15, ca, 15, ta]
-    text = "\n" + _fmt(widths, header) + " "
     if verbose:
-        text += _fmt(verbose_widths, ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"])
-    text += "\n"
+        widths += [15, ca, 15, ta]
+        header += ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
+    rows = []
     for m in group.members:
         values: list[Any] = [m.group, m.consumer_id]
         if with_instance:
             values.append(m.group_instance_id)
         values += [m.host, m.client_id, m.num_partitions]
-        line = _fmt(widths, values) + " "
         if verbose:
-            line += _fmt(verbose_widths, [
-                m.current_epoch, _assignment_string(m.assignment) if m.assignment else MISSING, m.target_epoch,
-                _assignment_string(m.target_assignment) if m.target_assignment else MISSING])
-        text += line + "\n"
-    return text
+            values += [m.current_epoch, _assignment_string(m.assignment) if m.assignment else MISSING,
+                       m.target_epoch, _assignment_string(m.target_assignment) if m.target_assignment else MISSING]
+        rows.append(values)
+    return widths, header, rows
+
+
+def members_text(group: Any, verbose: bool, show: bool) -> str:
+    widths, header, rows = members_table(group, verbose, show)
+    # Kafka formats the basic columns and the verbose ones with two formats, each line ending in a space
+    # between them ("%-Ns ... %s " + verbose part), so the basic part is padded separately.
+    basic = len(widths) - (4 if verbose else 0)
+    basic_widths, verbose_widths = widths[:basic], widths[basic:]
+
+    def line(values: list[Any]) -> str:
+        text = _fmt(basic_widths, values[:basic]) + " "
+        return text + (_fmt(verbose_widths, values[basic:]) if verbose else "")
+
+    return "\n" + "".join(line(values) + "\n" for values in [header, *rows])
 
 
 def print_members(groups: list[Any], verbose: bool, out: Any) -> int:
@@ -148,14 +180,18 @@ def print_members(groups: list[Any], verbose: bool, out: Any) -> int:
     for g in groups:
         show, code = _should_print(g.group, g.state, len(g.members), out)
         rc = max(rc, code)
-        if not out.json:
+        if out.rich:
+            _, header, rows = members_table(g, verbose, show)
+            out.table(header, _rich_rows(header, rows))
+        elif not out.json:
             out.write(members_text(g, verbose, show))
     if out.json:
         out.document(groups)
     return rc
 
 
-def states_text(info: Any, verbose: bool) -> str:
+def states_table(info: Any, verbose: bool) -> tuple[list[int | None], list[str], list[Any]]:
+    """(Kafka's column widths, header, the one row) of describe --state."""
     coordinator = f"{info.coordinator.host}:{info.coordinator.port}  ({info.coordinator.node_id})"
     cw = max(25, len(coordinator))
     gw = max(15, len(info.group))
@@ -170,6 +206,11 @@ def states_text(info: Any, verbose: bool) -> str:
         widths = [gw, cw, 20, 20, None]
         header = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
         row = [info.group, coordinator, strategy, info.state, info.num_members]
+    return widths, header, row
+
+
+def states_text(info: Any, verbose: bool) -> str:
+    widths, header, row = states_table(info, verbose)
     return "\n" + _fmt(widths, header) + "\n" + _fmt(widths, row) + "\n"
 
 
@@ -178,7 +219,10 @@ def print_states(infos: list[Any], verbose: bool, out: Any) -> int:
     for info in infos:
         show, code = _should_print(info.group, info.state, 1, out)
         rc = max(rc, code)
-        if show and not out.json:
+        if show and out.rich:
+            _, header, row = states_table(info, verbose)
+            out.table(header, _rich_rows(header, [row]))
+        elif show and not out.json:
             out.write(states_text(info, verbose))
     if out.json:
         out.document(infos)

@@ -16,7 +16,8 @@ With --show-detailed-stats a progress line per interval (`time, threadId, ...` h
 on a timeout Kafka's `WARNING: Exiting before consuming the expected number of messages: timeout (N ms)
 exceeded. ...` line (stdout, exit 0, as Kafka).
 --output json: one object per line: {"type":"progress"}, {"type":"warning","message"}, {"type":"total"},
-{"type":"metrics"}.
+{"type":"metrics"}. A Rich progress bar shows while consuming on a terminal (below the lines on a terminal
+stdout, on stderr when stdout is piped).
 Thread-safety: one run per call, main thread.
 """
 
@@ -121,7 +122,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
 
     finished = False
     try:
-        with out.progress(args.messages, "consuming") as advance:
+        with out.progress(args.messages, "consuming", share_stdout=True) as advance:
             result = cpt.consume(consumer, topic=args.topic, include=args.include, num_messages=args.messages,
                                  timeout_ms=args.timeout, reporting_interval_ms=reporting_interval,
                                  show_detailed_stats=args.show_detailed_stats, on_progress=on_progress,

@@ -3,6 +3,7 @@ kafka.tools.GetOffsetShell`): one `topic:partition:offset` line per partition, s
 
 Errors (stderr, exit 1): `Error occurred: <msg>`; partitions whose lookup fails are skipped with
 Kafka's `Skip getting offsets for topic-partition ... due to error: ...` line on stderr.
+On a terminal the offsets are a Rich table; piped, Kafka's lines.
 --output json: a list of {"topic", "partition", "offset"}.
 Thread-safety: one run per call, main thread.
 """
@@ -64,7 +65,8 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     if out.json:
         out.document(result.offsets)
     else:
-        out.lines(f"{o.topic}:{o.partition}:{o.offset}" for o in result.offsets)
+        out.table(["Topic", "Partition", "Offset"], [[o.topic, o.partition, o.offset] for o in result.offsets],
+                  lambda: (f"{o.topic}:{o.partition}:{o.offset}" for o in result.offsets))  # fmt: skip
     return 0
 
 

@@ -1,7 +1,8 @@
 """`kafkapy log-dirs` (kafka-log-dirs.sh, LogDirsCommand): `--describe` prints
 `Querying brokers for log directories information`, `Received log directory information from brokers
 0,1` and Kafka's one-line JSON (see kafkapy.tools.log_dirs). --output json prints only the JSON
-document (same structure). Unknown --broker-list ids: the bare ERROR line on stderr, exit 1.
+document (same structure); on a terminal a Rich table of the replicas replaces the JSON line.
+Unknown --broker-list ids: the bare ERROR line on stderr, exit 1.
 Thread-safety: one run per call, main thread.
 """
 
@@ -50,8 +51,28 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         return 0
     out.line("Querying brokers for log directories information")
     out.line("Received log directory information from brokers " + ",".join(map(str, result.brokers_queried)))
-    out.line(ld.to_json(result))
+    if out.rich:
+        _table(result, out)
+    else:
+        out.line(ld.to_json(result))
     return 0
+
+
+def _table(result: Any, out: Any) -> None:
+    """On a terminal: one row per replica (a log dir without replicas gets one row; errors in red)."""
+    from kafkapy.cli.render import Styled
+
+    rows: list[list[Any]] = []
+    for b in result.brokers:
+        for d in b.log_dirs:
+            error = Styled(d.error, "bold red") if d.error else ""
+            if not d.partitions:
+                rows.append([b.broker, d.log_dir, error, "", "", "", ""])
+            for r in d.partitions:
+                lag = Styled(r.offset_lag, "yellow") if r.offset_lag else r.offset_lag
+                rows.append([b.broker, d.log_dir, error, f"{r.topic}-{r.partition}", r.size, lag,
+                             "true" if r.is_future else "false"])
+    out.table(["Broker", "Log dir", "Error", "Partition", "Size", "Offset lag", "Future"], rows)
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,8 @@ Output: text is Kafka's, byte for byte (numbers rounded as Java's Formatter does
 `<java exception>: <message>` on stderr (Kafka prints a stack trace) and make the exit code 1.
 --output json: one object per line: {"type":"window",...}, {"type":"total",...} (+ "steadyStateTotal"),
 {"type":"metrics","metrics":{...}} with --print-metrics, {"type":"payloads",...} for --payload-file.
-A Rich progress bar shows on stderr when it is a terminal and stdout is not.
+A Rich progress bar shows while producing on a terminal: below the window lines when stdout is the
+terminal, on stderr when stdout is piped (the piped bytes stay Kafka's).
 Thread-safety: one run per call; window lines are written from the producer's Sender thread.
 """
 
@@ -178,7 +179,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
 
     finished = False
     try:
-        with out.progress(opts.num_records, "producing") as advance:
+        with out.progress(opts.num_records, "producing", share_stdout=True) as advance:
             result = ppt.run_producer_perf(
                 producer, opts, on_window=on_window, on_error=on_error, latency_from_timestamp=create_time,
                 flush_instead_of_close=args.print_metrics, advance=advance,

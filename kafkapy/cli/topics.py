@@ -5,8 +5,9 @@ Text written (stdout): `Created topic X.` (plus Kafka's '.'/'_' collision WARNIN
 describe lines `Topic: X\\tTopicId: ...\\tPartitionCount: N\\tReplicationFactor: R\\tConfigs: k=v,...`
 and `\\tTopic: X\\tPartition: 0\\tLeader: 1\\tReplicas: 1\\tIsr: 1[\\tAdding Replicas: ..\\tRemoving Replicas: ..]
 \\tElr: N/A\\tLastKnownElr: N/A`. --alter and --delete print nothing (Kafka 4.x).
-Errors (stderr, exit 1): `Error while executing topic command : <msg>`, or the bare message for
-Kafka's argument errors (`Topic 'x' does not exist as expected`). Flag misuse exits 2.
+Errors (stderr, exit 1): `Error while executing topic command : <msg>` (Kafka 4.x), argument errors
+included (`... : Topic 'x' does not exist as expected`). Flag misuse exits 2.
+On a terminal --describe shows each topic as a Rich table (KAFKAPY_PLAIN=1 keeps Kafka's text).
 --output json: one document (list: names; describe: topic objects; create/alter/delete: a summary).
 Thread-safety: one run per call, main thread.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
 
+ERROR_PREFIX = "Error while executing topic command : "
 ACTIONS = ("--list", "--describe", "--create", "--alter", "--delete")
 CONFIGS_HINT = " (To alter topic configurations, the kafka-configs tool can be used.)"
 REPORT_FLAGS = ("under_replicated_partitions", "unavailable_partitions", "under_min_isr_partitions",
@@ -179,10 +181,10 @@ def execute(args: argparse.Namespace, out: Any) -> int:
             return _run(action, args, admin, configs, assignment, out)
         finally:
             admin.close()
-    except t.TopicArgumentError as e:
-        raise ToolError(str(e), prefixed=False) from e
-    except t.TopicCommandError as e:
-        raise ToolError("Error while executing topic command : " + str(e), prefixed=False) from e
+    except (t.TopicArgumentError, t.TopicCommandError) as e:
+        # Kafka 4.x's TopicCommand.execute prints every failure, its IllegalArgumentExceptions included
+        # (3.x printed those bare, with the usage), as "Error while executing topic command : <message>".
+        raise ToolError(ERROR_PREFIX + str(e), prefixed=False) from e
 
 
 def _run(action: str, args: argparse.Namespace, admin: Any, configs: dict[str, str],
@@ -214,6 +216,8 @@ def _run(action: str, args: argparse.Namespace, admin: Any, configs: dict[str, s
         descriptions = t.describe_topics(admin, opts)
         if out.json:
             out.document([_describe_json(d) for d in descriptions])
+        elif out.rich:
+            describe_tables(descriptions, out)
         else:
             out.lines(describe_lines(descriptions))
         return 0
@@ -226,6 +230,34 @@ def _run(action: str, args: argparse.Namespace, admin: Any, configs: dict[str, s
     if out.json:
         out.document({"deleted": deleted})
     return 0
+
+
+def _ids(ids: list[int] | None) -> str:
+    return "N/A" if ids is None else ",".join(map(str, ids))
+
+
+def describe_tables(descriptions: list[Any], out: Any) -> None:
+    """--describe on a terminal: per topic its header fields as the title and a table of partitions (no
+    leader in red, an ISR short of the replicas in yellow)."""
+    from kafkapy.cli.render import Styled
+
+    for t in descriptions:
+        title = topic_line(t).replace("\t", "   ") if t.print_header else None
+        reassigning = any(p.adding_replicas is not None for p in t.partitions)
+        columns = ["Partition", "Leader", "Replicas", "Isr"]
+        columns += ["Adding Replicas", "Removing Replicas"] if reassigning else []
+        rows = []
+        for p in t.partitions:
+            row: list[Any] = [
+                p.partition,
+                Styled("none", "bold red") if p.leader is None else p.leader,
+                _ids(p.replicas),
+                Styled(_ids(p.isr), "yellow") if len(p.isr) < len(p.replicas) else _ids(p.isr),
+            ]
+            if reassigning:
+                row += [_ids(p.adding_replicas or []), _ids(p.removing_replicas or [])]
+            rows.append(row + [_ids(p.elr), _ids(p.last_known_elr)])
+        out.table(columns + ["Elr", "LastKnownElr"], rows, title=title)
 
 
 def _describe_json(d: Any) -> dict[str, Any]:

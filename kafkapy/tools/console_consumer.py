@@ -2,7 +2,8 @@
 
 Formatting: `DefaultMessageFormatter(props)` writes exactly Kafka's bytes: optional
 `CreateTime:<ts>` (or `LogAppendTime:`, `NO_TIMESTAMP`), `Partition:<p>`, `Offset:<o>`,
-`Delivery:NONE`, headers `k1:v1,k2:v2` (or `NO_HEADERS`), key, value, each followed by key.separator
+`Delivery:NONE`, `Epoch:<leader epoch>` (or `Epoch:NOT_PRESENT`), headers `k1:v1,k2:v2` (or
+`NO_HEADERS`), key, value, each followed by key.separator
 (TAB) when another field follows, and line.separator ("\\n") after the value; nulls print
 null.literal ("null"); print.value defaults to true, the others to false. key/value/headers
 deserializers (StringDeserializer, IntegerDeserializer, LongDeserializer, ...) are applied to the
@@ -119,6 +120,7 @@ class DefaultMessageFormatter:
         self.print_partition = _true(props.get("print.partition", "false"))
         self.print_offset = _true(props.get("print.offset", "false"))
         self.print_delivery = _true(props.get("print.delivery", "false"))
+        self.print_epoch = _true(props.get("print.epoch", "false"))
         self.print_headers = _true(props.get("print.headers", "false"))
         self.key_separator = props.get("key.separator", "\t").encode("utf-8")
         self.line_separator = props.get("line.separator", "\n").encode("utf-8")
@@ -133,39 +135,32 @@ class DefaultMessageFormatter:
         return des(raw) if des is not None else raw
 
     def format(self, record: Any) -> bytes:
-        """One record as Kafka's DefaultMessageFormatter.writeTo writes it."""
-        out: list[bytes] = []
-        sep = self.key_separator
+        """One record as Kafka's DefaultMessageFormatter.writeTo writes it: the enabled columns joined by
+        key.separator, then line.separator (nothing at all when every column is off)."""
+        cols: list[bytes] = []
         if self.print_timestamp:
             ts_type = _TIMESTAMP_TYPES.get(record.timestamp_type)
-            out.append(b"NO_TIMESTAMP" if ts_type is None else ts_type + b":" + str(record.timestamp).encode())
-            out.append(sep if (self.print_partition or self.print_offset or self.print_delivery or self.print_headers
-                               or self.print_key or self.print_value) else self.line_separator)
+            cols.append(b"NO_TIMESTAMP" if ts_type is None else ts_type + b":" + str(record.timestamp).encode())
         if self.print_partition:
-            out.append(b"Partition:" + str(record.partition).encode())
-            out.append(sep if (self.print_offset or self.print_delivery or self.print_headers or self.print_key
-                               or self.print_value) else self.line_separator)
+            cols.append(b"Partition:" + str(record.partition).encode())
         if self.print_offset:
-            out.append(b"Offset:" + str(record.offset).encode())
-            out.append(sep if (self.print_delivery or self.print_headers or self.print_key or self.print_value)
-                       else self.line_separator)
+            cols.append(b"Offset:" + str(record.offset).encode())
         if self.print_delivery:
-            out.append(b"Delivery:NONE")
-            out.append(sep if (self.print_headers or self.print_key or self.print_value) else self.line_separator)
+            cols.append(b"Delivery:NONE")
+        if self.print_epoch:
+            epoch = getattr(record, "leader_epoch", None)
+            cols.append(b"Epoch:" + (b"NOT_PRESENT" if epoch is None else str(epoch).encode()))
         if self.print_headers:
             if not record.headers:
-                out.append(b"NO_HEADERS")
+                cols.append(b"NO_HEADERS")
             else:
-                out.append(self.headers_separator.join(
+                cols.append(self.headers_separator.join(
                     k.encode("utf-8") + b":" + self._bytes(v, self.headers_deserializer) for k, v in record.headers))
-            out.append(sep if (self.print_key or self.print_value) else self.line_separator)
         if self.print_key:
-            out.append(self._bytes(record.key, self.key_deserializer))
-            out.append(sep if self.print_value else self.line_separator)
+            cols.append(self._bytes(record.key, self.key_deserializer))
         if self.print_value:
-            out.append(self._bytes(record.value, self.value_deserializer))
-            out.append(self.line_separator)
-        return b"".join(out)
+            cols.append(self._bytes(record.value, self.value_deserializer))
+        return self.key_separator.join(cols) + self.line_separator if cols else b""
 
 
 class NoOpMessageFormatter:

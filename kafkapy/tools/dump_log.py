@@ -373,6 +373,9 @@ def _dump_index(path: str, options: DumpLogOptions, mismatches: dict[str, dict[i
             if length % _INDEX_ENTRY.size != 0:
                 raise ToolFailure(f"Index file {_absolute(path)} is corrupt, found {length} bytes which is neither "
                                   f"positive nor a multiple of {_INDEX_ENTRY.size}")  # fmt: skip
+            problem = _offset_index_disorder(entries, base, log.size)
+            if problem:
+                raise ToolFailure(f"Corrupt index found, index file {_absolute(path)} {problem}")
             yield Notice(f"{path} passed sanity check.")
             return
         for i, (offset, position) in enumerate(entries):
@@ -390,6 +393,23 @@ def _dump_index(path: str, options: DumpLogOptions, mismatches: dict[str, dict[i
                 yield IndexEntryLine(offset, position)
     finally:
         log.close()
+
+
+def _offset_index_disorder(entries: list[tuple[int, int]], base: int, log_size: int) -> str | None:
+    """Beyond Kafka's two sanity checks (which pass any index ending in its zero tail): what lookups rely
+    on. Up to the zero tail, offsets strictly increase, positions do not decrease and stay inside the
+    .log. None when the index is usable."""
+    prev: tuple[int, int] | None = None
+    for i, (offset, position) in enumerate(entries):
+        if offset == base and i > 0:
+            break  # the zero-filled tail of a preallocated index
+        if position < 0 or position > log_size:
+            return f"has entry {i} (offset {offset}, position {position}) beyond the log's {log_size} bytes"
+        if prev is not None and (offset <= prev[0] or position < prev[1]):
+            return (f"has entry {i} (offset {offset}, position {position}) out of order after "
+                    f"(offset {prev[0]}, position {prev[1]})")
+        prev = (offset, position)
+    return None
 
 
 def _lookup(index: list[tuple[int, int]], target: int, base: int) -> tuple[int, int]:

@@ -12,8 +12,9 @@ import struct
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from kafkapy.cli.main import main
+from kafkapy.cli.main import app
 from kafkapy.record.control_record import ControlRecordType, build_end_txn_marker_batch
 from kafkapy.record.legacy_record import LegacyRecordBatchBuilder
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
@@ -22,9 +23,9 @@ T0 = 1700000000000
 
 
 def dump(capsys, *argv: str) -> tuple[int, list[str], list[str]]:
-    rc = main(["dump-log", *argv])
-    captured = capsys.readouterr()
-    return rc, captured.out.splitlines(), captured.err.splitlines()
+    """`kafkapy dump-log <argv>` in-process through the Typer app (typer.testing.CliRunner)."""
+    r = CliRunner().invoke(app, ["dump-log", *argv], catch_exceptions=False, prog_name="kafkapy")
+    return r.exit_code, r.stdout.splitlines(), r.stderr.splitlines()
 
 
 def crc_of(batch: bytes) -> int:
@@ -220,6 +221,25 @@ def test_offset_index_empty_and_sanity_check(segment, capsys):
     rc, out, err = dump(capsys, "--files", str(index), "--index-sanity-check")
     assert rc == 1
     assert err == [f"Error: Index file {index} is corrupt, found 9 bytes which is neither positive nor a multiple of 8"]
+
+
+def test_index_sanity_check_fails_an_index_lookups_cannot_use(segment, capsys):
+    # Kafka's own two checks pass these (the last entry is not below the base offset, the size is whole
+    # entries); the check fails them, exit 1, with one line naming the file and the entry.
+    path, a, b = segment
+    index = path.with_suffix(".index")
+    write_index(index, 0, [(4, len(a)), (2, 0)], zero_tail=2)
+    rc, out, err = dump(capsys, "--files", str(index), "--index-sanity-check")
+    assert (rc, out) == (1, [f"Dumping {index}"])
+    assert err == [f"Error: Corrupt index found, index file {index} has entry 1 (offset 2, position 0) out of "
+                   f"order after (offset 4, position {len(a)})"]
+    write_index(index, 0, [(2, 0), (4, len(a) + len(b) + 100)])
+    rc, _, err = dump(capsys, "--files", str(index), "--index-sanity-check")
+    assert rc == 1 and err == [f"Error: Corrupt index found, index file {index} has entry 1 (offset 4, position "
+                               f"{len(a) + len(b) + 100}) beyond the log's {len(a) + len(b)} bytes"]
+    write_index(index, 0, [(2, 0), (4, len(a))], zero_tail=5)  # a healthy preallocated index still passes
+    assert dump(capsys, "--files", str(index), "--index-sanity-check") == (
+        0, [f"Dumping {index}", f"{index} passed sanity check."], [])
 
 
 def test_time_index_dump_and_reports(segment, capsys):

@@ -1,7 +1,8 @@
 """Fixtures for the online tools' integration tests.
 
-- `cli(*argv, stdin=b"")`: runs `kafkapy <argv>` in-process through the Typer app with Click's testing
-  runner (typer.testing.CliRunner), stdin fed from bytes; returns CliResult(rc, out: bytes, err: str).
+- `cli(*argv, stdin=b"", env=None)`: runs `kafkapy <argv>` in-process through the Typer app with Click's testing
+  runner (typer.testing.CliRunner), stdin fed from bytes, `env` set for the run; returns
+  CliResult(rc, out: bytes, err: str).
 - `any_broker`: module-scoped, parametrized over kafkapy's own in-process broker (`kafkapy_broker`
   from tests/conftest.py) and Tansu (an independent Kafka-protocol broker; `tansu_broker` from
   tests/interop/client/conftest.py, skipped when not installed); yields (kind, bootstrap).
@@ -47,8 +48,8 @@ class CliResult:
 def cli():
     runner = CliRunner()
 
-    def run(*argv: str, stdin: bytes = b"") -> CliResult:
-        r = runner.invoke(app, list(argv), input=stdin, catch_exceptions=False, prog_name="kafkapy")
+    def run(*argv: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> CliResult:
+        r = runner.invoke(app, list(argv), input=stdin, env=env, catch_exceptions=False, prog_name="kafkapy")
         return CliResult(r.exit_code, r.stdout_bytes, r.stderr_bytes.decode("utf-8", errors="replace"))
 
     return run

@@ -167,3 +167,43 @@ def test_group_and_include_subscribe_when_groups_are_available(cli, broker_facto
             "--max-messages", "4", "--timeout-ms", "10000")
     assert (r.rc, sorted(r.out.splitlines())) == (0, [b"a1", b"a2", b"b1", b"b2"])
     assert r.err == "Processed a total of 4 messages\n"
+
+
+def test_print_epoch_prints_the_partition_leader_epoch(cli, kafkapy_broker, unique_topic):
+    bs = kafkapy_broker.bootstrap
+    create(cli, bs, unique_topic)
+    r = cli("console-producer", "--bootstrap-server", bs, "--topic", unique_topic, stdin=b"a\nb\n")
+    assert r.rc == 0, r.err
+    r = consume(cli, bs, unique_topic, "--from-beginning", "--property", "print.epoch=true", "--property",
+                "print.offset=true", n=2)
+    # A fresh single-replica topic is at leader epoch 0; Kafka's column order: Offset, (Delivery), Epoch, value.
+    assert (r.rc, r.out) == (0, b"Offset:0\tEpoch:0\ta\nOffset:1\tEpoch:0\tb\n")
+
+
+def test_sigterm_still_reports_the_processed_count(cli, kafkapy_broker, unique_topic):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    bs = kafkapy_broker.bootstrap
+    create(cli, bs, unique_topic)
+    assert cli("console-producer", "--bootstrap-server", bs, "--topic", unique_topic, stdin=b"x\ny\nz\n").rc == 0
+    proc = subprocess.Popen([sys.executable, "-m", "kafkapy.cli.main", "console-consumer", "--bootstrap-server", bs,
+                             "--topic", unique_topic, "--from-beginning"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        got = [proc.stdout.readline() for _ in range(3)]
+        assert got == [b"x\n", b"y\n", b"z\n"]
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=15)
+        # Kafka's shutdown hook lets the consumer finish: the count on stderr, then the JVM's 128+15.
+        assert rc == 143
+        assert proc.stderr.read().decode() == "Processed a total of 3 messages\n"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)

@@ -239,6 +239,22 @@ def test_renderer_uses_rich_on_a_terminal(monkeypatch):
     assert not Renderer("text", stream=Tty()).rich
 
 
+def test_forced_terminal_progress_draws_the_bar_below_the_lines_only_when_asked(monkeypatch, capsys):
+    monkeypatch.delenv("KAFKAPY_PLAIN", raising=False)
+    monkeypatch.setenv("KAFKAPY_FORCE_TERMINAL", "stdout")
+    r = Renderer("text", err=io.StringIO())
+    assert r.rich
+    with r.progress(10, "producing", share_stdout=True) as advance:
+        r.line("5 records sent, 1.0 records/sec")
+        advance(10)
+    text = capsys.readouterr().out
+    assert "5 records sent, 1.0 records/sec\n" in text and "producing" in text and "\x1b[" in text
+    with r.progress(10, "dump-log") as advance:  # a tool printing a line per batch: no bar on its stdout
+        r.line("baseOffset: 0")
+        advance(10)
+    assert capsys.readouterr().out == "baseOffset: 0\n"
+
+
 def test_parse_key_values():
     assert parse_key_values(["a=1", "b=x=y", "key.separator= ", "a=2"]) == {"a": "2", "b": "x=y", "key.separator": " "}
     with pytest.raises(UsageError, match="Invalid --config value 'novalue'"):
@@ -257,6 +273,22 @@ def test_load_properties(tmp_path):
     assert load_properties(str(f)) == {"bootstrap.servers": "h:1", "security.protocol": "PLAINTEXT", "long": "ab"}
     with pytest.raises(ToolError, match=r"missing.properties \(No such file or directory\)"):
         load_properties(str(tmp_path / "missing.properties"))
+
+
+def test_a_file_that_is_not_a_properties_file_is_refused(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("bootstrap.servers=h:1\n# fine so far\nthis is not a properties file\n")
+    with pytest.raises(ToolError) as e:
+        load_properties(str(text))
+    assert e.value.message == (f"{text} is not a properties file: line 3: 'this is not a properties file' "
+                               "(expected key=value)")
+    binary = tmp_path / "client.bin"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(ToolError, match=r"client.bin is not a properties file: line 1: "):
+        load_properties(str(binary))
+    latin1 = tmp_path / "latin1.properties"
+    latin1.write_bytes("client.id=caf\u00e9\nsasl.jaas.config=a \\\n  b;\n".encode("latin-1"))
+    assert load_properties(str(latin1)) == {"client.id": "caf\u00e9", "sasl.jaas.config": "a b;"}
 
 
 def test_negative_numbers_are_values_not_flags():

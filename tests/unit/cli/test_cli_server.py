@@ -63,18 +63,29 @@ def test_start_flags():
     assert not args.daemon and args.config is None and args.override == []
 
 
-def test_bad_override_is_a_usage_error(capsys):
-    assert srv.start_main(["--override", "novalue"]) == 2
-    assert capsys.readouterr().err == (
-        "kafkapy server-start: error: Invalid --override value 'novalue': expected key=value\n"
+def kafkapy(*argv: str):
+    """`kafkapy <argv>` in-process through the Typer app (typer.testing.CliRunner)."""
+    from typer.testing import CliRunner
+
+    from kafkapy.cli.main import app
+
+    return CliRunner().invoke(app, list(argv), catch_exceptions=False, prog_name="kafkapy")
+
+
+def test_bad_override_is_a_usage_error():
+    r = kafkapy("server-start", "--override", "novalue")
+    assert (r.exit_code, r.stderr) == (
+        2, "kafkapy server-start: error: Invalid --override value 'novalue': expected key=value\n"
     )
 
 
-def test_config_errors_are_one_line_exit_1(tmp_path, capsys):
-    assert srv.start_main([str(tmp_path / "missing.properties")]) == 1
-    assert capsys.readouterr().err == f"Error: Cannot read config file {tmp_path / 'missing.properties'}: No such file or directory\n"
-    assert srv.start_main(["--override", "num.io.threads=x"]) == 1
-    assert capsys.readouterr().err == "Error: Invalid value x for configuration num.io.threads: Not a number of type INT\n"
+def test_config_errors_are_one_line_exit_1(tmp_path):
+    r = kafkapy("server-start", str(tmp_path / "missing.properties"))
+    assert (r.exit_code, r.stderr) == (
+        1, f"Error: Cannot read config file {tmp_path / 'missing.properties'}: No such file or directory\n")
+    r = kafkapy("kafka-server-start.sh", "--override", "num.io.threads=x")
+    assert (r.exit_code, r.stderr) == (
+        1, "Error: Invalid value x for configuration num.io.threads: Not a number of type INT\n")
 
 
 def _signal_when_started(fake_list: list, record_dir, sig=signal.SIGTERM) -> threading.Thread:

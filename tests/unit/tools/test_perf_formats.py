@@ -11,8 +11,9 @@ import threading
 from typing import Any, NamedTuple
 
 import pytest
+from typer.testing import CliRunner
 
-from kafkapy.cli.main import main
+from kafkapy.cli.main import app
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.consumer_perf_test import (
@@ -454,9 +455,9 @@ def test_verifiable_consumer_reports_failed_commits():
     (["verifiable-consumer", "--topic", "t", "--group-id", "g", "--bootstrap-server", "x:1", "--reset-policy", "oops"],
      "Invalid value oops for --reset-policy (must be either 'earliest', 'latest', or 'none')"),
 ])
-def test_usage_errors(capsys, argv, message):
-    assert main(argv) == 2
-    assert capsys.readouterr().err == f"kafkapy {argv[0]}: error: {message}\n"
+def test_usage_errors(argv, message):
+    r = kafkapy(*argv)
+    assert (r.exit_code, r.stderr) == (2, f"kafkapy {argv[0]}: error: {message}\n")
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -476,25 +477,30 @@ def test_usage_errors(capsys, argv, message):
     (["verifiable-consumer", "--topic", "t", "--group-id", "g", "--bootstrap-server", "x:1", "--group-protocol",
       "CONSUMER"], "Error: kafkapy's consumer supports only the classic group protocol (--group-protocol classic)"),
 ])
-def test_runtime_refusals(capsys, argv, message):
-    assert main(argv) == 1
-    assert capsys.readouterr().err == message + "\n"
+def test_runtime_refusals(argv, message):
+    r = kafkapy(*argv)
+    assert (r.exit_code, r.stderr) == (1, message + "\n")
 
 
-def test_payload_file_without_payloads_is_refused(capsys, tmp_path):
+def kafkapy(*argv: str):
+    """`kafkapy <argv>` in-process through the Typer app (typer.testing.CliRunner)."""
+    return CliRunner().invoke(app, list(argv), catch_exceptions=False, prog_name="kafkapy")
+
+
+def test_payload_file_without_payloads_is_refused(tmp_path):
     only_delimiters = tmp_path / "blank.txt"
     only_delimiters.write_text("\n")
-    assert main(["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--payload-file",
-                 str(only_delimiters), "--bootstrap-server", "127.0.0.1:1"]) == 1
-    captured = capsys.readouterr()
-    assert captured.out == f"Reading payloads from: {only_delimiters}\nNumber of messages read: 0\n"
-    assert captured.err == f"Error: No payloads in {only_delimiters}: every token between delimiters was empty\n"
+    captured = kafkapy("producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1",
+                       "--payload-file", str(only_delimiters), "--bootstrap-server", "127.0.0.1:1")
+    assert captured.exit_code == 1
+    assert captured.stdout == f"Reading payloads from: {only_delimiters}\nNumber of messages read: 0\n"
+    assert captured.stderr == f"Error: No payloads in {only_delimiters}: every token between delimiters was empty\n"
 
 
-def test_missing_payload_file_is_one_line(capsys, tmp_path):
+def test_missing_payload_file_is_one_line(tmp_path):
     missing = tmp_path / "none.txt"
-    assert main(["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--payload-file",
-                 str(missing), "--bootstrap-server", "127.0.0.1:1"]) == 1
-    captured = capsys.readouterr()
-    assert captured.out == f"Reading payloads from: {missing}\n"
-    assert captured.err == "Error: File does not exist or empty file provided.\n"
+    captured = kafkapy("producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1",
+                       "--payload-file", str(missing), "--bootstrap-server", "127.0.0.1:1")
+    assert captured.exit_code == 1
+    assert captured.stdout == f"Reading payloads from: {missing}\n"
+    assert captured.stderr == "Error: File does not exist or empty file provided.\n"

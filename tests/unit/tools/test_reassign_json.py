@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 import kafkapy.common.replica_assignment as placement
 import kafkapy.tools.tool_support as tool_support
-from kafkapy.cli.main import main
+from kafkapy.cli.main import app
 from kafkapy.client.admin_types import (
     ClusterDescription,
     ConfigResourceType,
@@ -110,16 +111,19 @@ def nodes(racks: dict[int, str | None]) -> list[Node]:
     return [Node(i, "127.0.0.1", 9092 + i, rack) for i, rack in sorted(racks.items())]
 
 
+def kafkapy(*argv: str):
+    """`kafkapy <argv>` in-process through the Typer app (typer.testing.CliRunner)."""
+    return CliRunner().invoke(app, list(argv), catch_exceptions=False, prog_name="kafkapy")
+
+
 @pytest.fixture
-def cli(capsys, monkeypatch):
+def cli(monkeypatch):
     """Runs `kafkapy reassign-partitions ...` with the AdminClient replaced by `admin`."""
 
     def run(admin: FakeAdmin, *argv: str) -> tuple[int, str, str]:
         monkeypatch.setattr(tool_support, "admin_client", lambda bootstrap, props=None, client_id=None: admin)
-        capsys.readouterr()
-        rc = main(["reassign-partitions", "--bootstrap-server", "127.0.0.1:1", *argv])
-        out, err = capsys.readouterr()
-        return rc, out, err
+        r = kafkapy("reassign-partitions", "--bootstrap-server", "127.0.0.1:1", *argv)
+        return r.exit_code, r.stdout, r.stderr
 
     return run
 
@@ -402,9 +406,8 @@ def test_execute_checks_before_touching_the_cluster(cli, tmp_path) -> None:
     (["--execute", "--reassignment-json-file", "f", "--throttle", "fast"],
      "Cannot parse argument 'fast' of option throttle"),
 ])
-def test_usage_errors(capsys, argv: list[str], message: str) -> None:
-    rc = main(["reassign-partitions", "--bootstrap-server", "127.0.0.1:1", *argv])
-    assert (rc, capsys.readouterr().err) == (2, f"kafkapy reassign-partitions: error: {message}\n")
-    rc = main(["reassign-partitions", "--list"])
-    assert (rc, capsys.readouterr().err) == (2, "kafkapy reassign-partitions: error: Please specify "
-                                                "--bootstrap-server\n")
+def test_usage_errors(argv: list[str], message: str) -> None:
+    r = kafkapy("reassign-partitions", "--bootstrap-server", "127.0.0.1:1", *argv)
+    assert (r.exit_code, r.stderr) == (2, f"kafkapy reassign-partitions: error: {message}\n")
+    r = kafkapy("reassign-partitions", "--list")
+    assert (r.exit_code, r.stderr) == (2, "kafkapy reassign-partitions: error: Please specify --bootstrap-server\n")

@@ -96,7 +96,8 @@ def test_run_time_argument_errors_exit_1(capsys, tmp_path):
     assert rc == 1 and "missing.json (No such file or directory)" in err
     rc, out, err = run(capsys, ["topics", "--create", "--topic", "t", "--config", "novalue", *B])
     assert (rc, out) == (1, "")
-    assert err == 'requirement failed: Invalid topic config: all configs to be added must be in the format "key=val".\n'
+    assert err == ('Error while executing topic command : requirement failed: Invalid topic config: all configs to be '
+                   'added must be in the format "key=val".\n')
     rc, out, err = run(capsys, ["configs", "--alter", "--topic", "t", "--add-config", "a=1=2", *B])
     assert rc == 1 and err.startswith("Invalid entity config: all configs to be added must be in the format")
     rc, out, err = run(capsys, ["console-producer", "--topic", "t", *B, "--property", "null.marker=\t",
@@ -119,3 +120,12 @@ def test_kafka_script_names_and_run_class_reach_the_tools(capsys):
     assert rc == 2 and err.startswith("kafkapy topics: error:")
     rc, _, err = run(capsys, ["run-class", "kafka.tools.GetOffsetShell"])
     assert rc == 2 and err.startswith("kafkapy get-offsets: error:")
+
+
+def test_garbage_command_config_is_refused_before_connecting(capsys, tmp_path):
+    garbage = tmp_path / "admin.properties"
+    garbage.write_bytes(b"\x7fELF\x02\x01\x01\x00binary")
+    for tool in (["topics", "--list"], ["consumer-groups", "--list"], ["get-offsets"]):
+        rc, out, err = run(capsys, [*tool, *B, "--command-config", str(garbage)])
+        assert (rc, out) == (1, ""), tool
+        assert err.startswith(f"Error: {garbage} is not a properties file: line 1: ") and err.count("\n") == 1

@@ -162,6 +162,15 @@ def test_without_value_the_last_field_ends_the_line():
     assert DefaultMessageFormatter({"print.delivery": "true"}).format(rec()) == b"Delivery:NONE\tv\n"
 
 
+def test_print_epoch_prints_the_leader_epoch_after_offset_and_delivery():
+    # DefaultMessageFormatter (KAFKA-17373): `Epoch:<leaderEpoch>`, or NOT_PRESENT when the batch has none.
+    f = DefaultMessageFormatter({"print.epoch": "true", "print.offset": "true", "print.headers": "true"})
+    assert f.format(SimpleNamespace(**vars(rec(headers=[("h", b"1")])), leader_epoch=3)) == b"Offset:5\tEpoch:3\th:1\tv\n"
+    assert f.format(SimpleNamespace(**vars(rec()), leader_epoch=None)) == b"Offset:5\tEpoch:NOT_PRESENT\tNO_HEADERS\tv\n"
+    only = DefaultMessageFormatter({"print.epoch": "true", "print.value": "false", "print.delivery": "true"})
+    assert only.format(SimpleNamespace(**vars(rec()), leader_epoch=0)) == b"Delivery:NONE\tEpoch:0\n"
+
+
 def test_deserializers_print_java_tostring():
     f = DefaultMessageFormatter({
         "print.key": "true",
