@@ -28,6 +28,7 @@ from kafkapy.cluster.leader_and_isr import (
     StopReplicaPartitionState,
 )
 from kafkapy.common.errors import ErrorCode, StaleControllerEpochError
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
@@ -144,7 +145,7 @@ def handle_stop_replica(ctx: Any, request: StopReplicaRequest) -> StopReplicaRes
     coordinator = services.group_coordinator
     if coordinator is not None:
         for s in states:
-            if s.topic == "__consumer_offsets":
+            if s.topic == GROUP_METADATA_TOPIC_NAME:
                 coordinator.on_resignation(s.partition, None if s.leader_epoch < 0 else s.leader_epoch)
     return SR(error_code=ErrorCode.NONE, partition_errors=[SR.StopReplicaPartitionError(
         topic_name=s.topic, partition_index=s.partition,
