@@ -1,6 +1,7 @@
 """AbstractIndex: the shared machinery of Kafka's memory-mapped, sparse, fixed-entry-size index files.
 
-A new index file is preallocated to `max_index_size` rounded down to a multiple of the entry size and
+`writable=False` opens an existing file read-only (O_RDONLY, a read-only mapping; tools such as dump-log);
+closing it leaves the file untouched. A new index file is preallocated to `max_index_size` rounded down to a multiple of the entry size and
 zero-filled; an existing file is taken to be entirely valid entries (entries = length / entry size), as
 Kafka's AbstractIndex does. `trim_to_valid_size()` (on roll and close) shrinks the file to the entries
 written; `resize()` grows it again for an active segment. Lookups binary-search for the largest entry
@@ -148,14 +149,16 @@ class AbstractIndex:
 
     # --- mutation (single writer) ---------------------------------------------------------------------
 
-    def _truncate_to_entries(self, entries: int) -> None:
+    def truncate_to_entries(self, entries: int) -> None:
+        """Keep the first `entries` entries (Kafka's truncateToEntries). Only the entry count changes, so on a
+        read-only index it restricts the view, e.g. to the written part of a preallocated, untrimmed file."""
         with self._lock:
             self._entries = entries
             self._on_truncated()
 
     def truncate(self) -> None:
         """Remove all entries."""
-        self._truncate_to_entries(0)
+        self.truncate_to_entries(0)
 
     def reset(self) -> None:
         """Remove all entries and grow the file back to its maximum size (used before a rebuild)."""

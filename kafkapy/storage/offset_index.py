@@ -125,16 +125,16 @@ class OffsetIndex(AbstractIndex):
                 new_entries = slot
             else:
                 new_entries = slot + 1
-            self._truncate_to_entries(new_entries)
+            self.truncate_to_entries(new_entries)
 
     def sanity_check(self) -> None:
         if self._entries != 0 and self._last_offset < self.base_offset:
             raise CorruptIndexError(
-                f"Corrupt index found, index file ({self.path}) has non-zero size but the last offset is "
-                f"{self._last_offset} which is less than the base offset {self.base_offset}."
+                f"Corrupt index found, index file {self.path} has non-zero size but the last offset is "
+                f"{self._last_offset} which is less than the base offset {self.base_offset}"
             )
         if self._length % self.ENTRY_SIZE != 0:
             raise CorruptIndexError(
                 f"Index file {self.path} is corrupt, found {self._length} bytes which is neither positive nor a "
-                f"multiple of {self.ENTRY_SIZE}."
+                f"multiple of {self.ENTRY_SIZE}"
             )

@@ -106,7 +106,7 @@ class TimeIndex(AbstractIndex):
                 new_entries = slot
             else:
                 new_entries = slot + 1
-            self._truncate_to_entries(new_entries)
+            self.truncate_to_entries(new_entries)
 
     def sanity_check(self) -> None:
         last = self._last_entry
@@ -125,5 +125,5 @@ class TimeIndex(AbstractIndex):
         if self._length % self.ENTRY_SIZE != 0:
             raise CorruptIndexError(
                 f"Time index file {self.path} is corrupt, found {self._length} bytes which is neither positive nor "
-                f"a multiple of {self.ENTRY_SIZE}."
+                f"a multiple of {self.ENTRY_SIZE}"
             )

@@ -6,7 +6,9 @@ sets), `<base>.index` (8-byte entries: relative offset int32, position int32), `
 version int16, producerId int64, firstOffset int64, lastOffset int64, lastStableOffset int64) and
 `<offset>.snapshot` producer state (version int16 = 1, crc uint32 = CRC-32C of the rest, int32 count,
 46-byte entries: producerId int64, epoch int16, lastSequence int32, lastOffset int64, offsetDelta
-int32, timestamp int64, coordinatorEpoch int32, currentTxnFirstOffset int64).
+int32, timestamp int64, coordinatorEpoch int32, currentTxnFirstOffset int64). The `.index` and
+`.timeindex` are read through storage's OffsetIndex / TimeIndex opened read-only (their entries and
+Kafka's sanityCheck); a preallocated, untrimmed index counts only the entries before its zero tail.
 Walks batches the way Kafka's FileLogInputStream does: stop when <= 17 bytes remain or a batch runs
 past the end (those bytes are reported as invalid), fail on a size field below 14.
 
@@ -35,6 +37,10 @@ from kafkapy.record.crc import crc32
 from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
 from kafkapy.record.legacy_record import RECORD_OVERHEAD_V0
 from kafkapy.record.memory_records import DefaultRecordBatch
+from kafkapy.storage.abstract_index import AbstractIndex
+from kafkapy.storage.errors import CorruptIndexError
+from kafkapy.storage.offset_index import OffsetIndex
+from kafkapy.storage.time_index import TimeIndex
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.dump_log_results import (  # noqa: F401 - re-exported: the results are this module's API  # noqa: F401
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -61,8 +67,6 @@ from kafkapy.tools.dump_log_results import (  # noqa: F401 - re-exported: the re
 )
 
 _OFFSET_SIZE = struct.Struct(">qi")
-_INDEX_ENTRY = struct.Struct(">ii")
-_TIME_INDEX_ENTRY = struct.Struct(">qi")
 _TXN_INDEX_ENTRY = struct.Struct(">hqqqq")
 _SNAPSHOT_HEAD = struct.Struct(">hIi")  # version, crc (CRC-32C of everything after it), entry count
 _SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")  # pid, epoch, lastSeq, lastOffset, offsetDelta, ts, coordEpoch, txnFirst
@@ -337,7 +341,8 @@ def _dump_log(path: str, options: DumpLogOptions, parser: MessageParser | None,
 
 
 def _read_entries(path: str, entry: struct.Struct) -> list[tuple[int, ...]]:
-    """Every whole entry of an index file (a preallocated, untrimmed file includes its zero tail)."""
+    """Every whole entry of a `.txnindex` (its version field is printed, so it is read here, not through
+    storage's TransactionIndex, which stops at an unknown version)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -347,40 +352,43 @@ def _read_entries(path: str, entry: struct.Struct) -> list[tuple[int, ...]]:
     return [entry.unpack_from(data, i * entry.size) for i in range(n)]
 
 
-def _index_length(path: str) -> int:
+def _written_entries(entries: list[tuple[int, int]], base: int, key: int) -> int:
+    """How many of an index's entries come before the zero-filled tail of a preallocated, untrimmed file (an
+    entry at the base offset after the first one); a read-only open counts every slot as an entry."""
+    for i, entry in enumerate(entries):
+        if i > 0 and entry[key] == base:
+            return i
+    return len(entries)
+
+
+def _corrupt(index: AbstractIndex) -> None:
+    """Kafka's sanityCheck of the index, as a tool failure carrying Kafka's message."""
     try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+        index.sanity_check()
+    except CorruptIndexError as e:
+        raise ToolFailure(str(e)) from None
 
 
 def _dump_index(path: str, options: DumpLogOptions, mismatches: dict[str, dict[int, int]]) -> Iterator[object]:
     base = _base_offset(path)
     log = _MappedFile(_sibling(path, ".log"))
+    index: OffsetIndex | None = None
     try:
         if not os.path.exists(path):
             raise ToolFailure(f"{path} (No such file or directory)")
-        entries = [(base + rel, position) for rel, position in _read_entries(path, _INDEX_ENTRY)]
+        index = OffsetIndex(_absolute(path), base, writable=False)
+        entries = index.read_entries()
         if not entries:
             yield Notice(f"{path} is empty.")
             return
         if options.index_sanity_check:
-            length = _index_length(path)
-            last_offset = entries[-1][0]
-            if last_offset < base:
-                raise ToolFailure(f"Corrupt index found, index file {_absolute(path)} has non-zero size but the last "
-                                  f"offset is {last_offset} which is less than the base offset {base}")  # fmt: skip
-            if length % _INDEX_ENTRY.size != 0:
-                raise ToolFailure(f"Index file {_absolute(path)} is corrupt, found {length} bytes which is neither "
-                                  f"positive nor a multiple of {_INDEX_ENTRY.size}")  # fmt: skip
+            _corrupt(index)
             problem = _offset_index_disorder(entries, base, log.size)
             if problem:
                 raise ToolFailure(f"Corrupt index found, index file {_absolute(path)} {problem}")
             yield Notice(f"{path} passed sanity check.")
             return
-        for i, (offset, position) in enumerate(entries):
-            if offset == base and i > 0:
-                return  # the zero-filled tail of a preallocated index
+        for offset, position in entries[:_written_entries(entries, base, 0)]:
             found = -1
             if 0 <= position <= log.size:
                 end = min(log.size, position + options.max_message_size)
@@ -392,6 +400,8 @@ def _dump_index(path: str, options: DumpLogOptions, mismatches: dict[str, dict[i
             if not options.verify_index_only:
                 yield IndexEntryLine(offset, position)
     finally:
+        if index is not None:
+            index.close()
         log.close()
 
 
@@ -412,55 +422,36 @@ def _offset_index_disorder(entries: list[tuple[int, int]], base: int, log_size: 
     return None
 
 
-def _lookup(index: list[tuple[int, int]], target: int, base: int) -> tuple[int, int]:
-    """OffsetIndex.lookup: the entry with the largest offset <= target, else (base, 0)."""
-    lo, hi, best = 0, len(index) - 1, (base, 0)
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if index[mid][0] <= target:
-            best, lo = index[mid], mid + 1
-        else:
-            hi = mid - 1
-    return best
+def _offset_index_of(path: str, base: int) -> OffsetIndex | None:
+    """The segment's `.index` opened read-only and limited to its written entries, or None when missing."""
+    try:
+        index = OffsetIndex(_absolute(path), base, writable=False)
+    except FileNotFoundError:
+        return None
+    index.truncate_to_entries(_written_entries(index.read_entries(), base, 0))
+    return index
 
 
 def _dump_time_index(path: str, options: DumpLogOptions, errors: dict[str, TimeIndexErrors]) -> Iterator[object]:
     base = _base_offset(path)
     log_path = _sibling(path, ".log")
     log = _MappedFile(log_path)
+    offset_index: OffsetIndex | None = None
+    time_index: TimeIndex | None = None
     try:
         if not os.path.exists(path):
             raise ToolFailure(f"{path} (No such file or directory)")
-        raw = _read_entries(_sibling(path, ".index"), _INDEX_ENTRY)
-        index = []
-        for i, (rel, position) in enumerate(raw):
-            if rel == 0 and i > 0:
-                break
-            index.append((base + rel, position))
-        entries = [(ts, base + rel) for ts, rel in _read_entries(path, _TIME_INDEX_ENTRY)]
+        offset_index = _offset_index_of(_sibling(path, ".index"), base)
+        time_index = TimeIndex(_absolute(path), base, writable=False)
         if options.index_sanity_check:
-            length = _index_length(path)
-            if entries:
-                last_ts, last_offset = entries[-1]
-                if last_ts < entries[0][0]:
-                    raise ToolFailure(f"Corrupt time index found, time index file ({_absolute(path)}) has non-zero size "
-                                      f"but the last timestamp is {last_ts} which is less than the first timestamp "
-                                      f"{entries[0][0]}")  # fmt: skip
-                if last_offset < base:
-                    raise ToolFailure(f"Corrupt time index found, time index file ({_absolute(path)}) has non-zero size "
-                                      f"but the last offset is {last_offset} which is less than the first offset "
-                                      f"{base}")  # fmt: skip
-            if length % _TIME_INDEX_ENTRY.size != 0:
-                raise ToolFailure(f"Time index file {_absolute(path)} is corrupt, found {length} bytes which is "
-                                  f"neither positive nor a multiple of {_TIME_INDEX_ENTRY.size}")  # fmt: skip
+            _corrupt(time_index)
             yield Notice(f"{path} passed sanity check.")
             return
         report = errors.setdefault(_absolute(path), TimeIndexErrors(_absolute(path)))
         prev_ts = -1
-        for i, (timestamp, offset) in enumerate(entries):
-            if offset == base and i > 0:
-                return
-            _, position = _lookup(index, offset, base)
+        entries = time_index.read_entries()
+        for timestamp, offset in entries[:_written_entries(entries, base, 1)]:
+            position = offset_index.lookup(offset).position if offset_index is not None else 0
             match = None
             if 0 <= position <= log.size:
                 for pos, size, magic in walk_batches(log.buf, position, log.size, log_path):
@@ -483,6 +474,9 @@ def _dump_time_index(path: str, options: DumpLogOptions, errors: dict[str, TimeI
                 yield TimeIndexEntryLine(timestamp, offset)
             prev_ts = timestamp
     finally:
+        for idx in (offset_index, time_index):
+            if idx is not None:
+                idx.close()
         log.close()
 
 
