@@ -147,19 +147,29 @@ def test_completion_of_tools_flags_and_values():
     assert set(complete("kafkapy console-producer --producer")) >= {"--producer-property", "--producer.config"}
 
 
-def test_show_completion_prints_the_script():
+@pytest.fixture
+def named_shell(monkeypatch, tmp_path):
+    """--install-completion/--show-completion take the shell's name (Typer's switch for tests; by default
+    they detect the running shell), and HOME is a temporary folder so nothing touches the user's rc files."""
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_show_completion_prints_the_script(named_shell):
     r = invoke("--show-completion", "bash")
     assert r.exit_code == 0
     assert "_KAFKAPY_COMPLETE=complete_bash" in r.stdout and "complete -o default -F _kafkapy_completion kafkapy" in r.stdout
+    r = invoke("--show-completion", "zsh")
+    assert r.exit_code == 0 and "#compdef kafkapy" in r.stdout
 
 
-def test_install_completion_writes_the_shell_rc(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))
+def test_install_completion_writes_the_shell_rc(named_shell):
     r = invoke("--install-completion", "bash")
     assert r.exit_code == 0, r.stdout + r.stderr
-    script = tmp_path / ".bash_completions" / "kafkapy.sh"
+    script = named_shell / ".bash_completions" / "kafkapy.sh"
     assert "_KAFKAPY_COMPLETE=complete_bash" in script.read_text()
-    assert str(script) in (tmp_path / ".bashrc").read_text()
+    assert str(script) in (named_shell / ".bashrc").read_text()
 
 
 def test_tool_receives_remaining_argv_and_its_return_code(monkeypatch):
