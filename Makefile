@@ -17,9 +17,11 @@ $(BIN)/python:
 	touch $@
 
 .stamp-test-deps: $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,spark]'
 	@command -v kcat >/dev/null 2>&1 && [ -e /usr/share/zookeeper/bin/zkServer.sh -o -e /usr/share/java/zookeeper.jar ] || \
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq kcat zookeeper >/dev/null; }
+	@command -v java >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
 	cd tests/interop/js && npm ci --no-audit --no-fund
 	touch $@
 

@@ -1,1 +1,23 @@
+"""kafkapy's PySpark integration: the `kafkapy` data source (Spark's Kafka source and sink options and
+schema over kafkapy.client) and the `kafkapy spark-submit` wrapper.
 
+The data source registers itself in every Spark session through the top-level `pyspark_kafkapy` module
+(PySpark's discovery of installed `pyspark_*` modules); `register(spark)` does it explicitly, e.g. for
+an editable checkout that is not on the workers' PYTHONPATH. Importing this package does not import
+pyspark (the spark-submit wrapper must run, and explain, without it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["register", "DATA_SOURCE_NAME"]
+
+DATA_SOURCE_NAME = "kafkapy"
+
+
+def register(spark: Any) -> None:
+    """Register the kafkapy data source in `spark` (a SparkSession)."""
+    from kafkapy.spark.data_source import KafkaDataSource
+
+    spark.dataSource.register(KafkaDataSource)

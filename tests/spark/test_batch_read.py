@@ -1,0 +1,126 @@
+"""Batch reads with `format("kafkapy")`: exactly the records confluent-kafka produced (keys, values,
+headers, offsets, timestamps), offset ranges, timestamp ranges, minPartitions, and Spark's wording for
+bad options and lost data."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+
+import pytest
+from spark_helpers import create_topic, produce
+
+# An hour ago, on a whole second: older timestamps would let retention.ms (7 days) delete the segments.
+T0 = (int(time.time()) - 3600) * 1000
+N = 600
+PARTITIONS = 3
+
+
+def message(i: int) -> dict:
+    return {
+        "key": None if i % 10 == 3 else b"k%d" % i,
+        "value": None if i % 97 == 5 else b"v%d-" % i + bytes(range(i % 50)),
+        "partition": i % PARTITIONS,
+        "headers": [("idx", b"%d" % i), ("none", None)] if i % 4 == 0 else None,
+        "timestamp": T0 + i * 1000,
+    }
+
+
+@pytest.fixture(scope="module")
+def topic(kafkapy_broker) -> dict:
+    name = "spark-batch"
+    create_topic(kafkapy_broker.bootstrap, name, PARTITIONS)
+    msgs = [message(i) for i in range(N)]
+    positions = produce(kafkapy_broker.bootstrap, name, msgs, **{"compression.type": "lz4"})
+    return {"name": name, "messages": msgs, "positions": positions, "bootstrap": kafkapy_broker.bootstrap}
+
+
+def read(spark, topic: dict, **options: str):
+    r = spark.read.format("kafkapy").option("kafka.bootstrap.servers", topic["bootstrap"])
+    for k, v in options.items():
+        r = r.option(k, v)
+    return r.load()
+
+
+def expected_rows(topic: dict, include=lambda i, p, o: True) -> list[tuple]:
+    out = []
+    for i, (m, (p, o)) in enumerate(zip(topic["messages"], topic["positions"], strict=True)):
+        if include(i, p, o):
+            out.append((p, o, m["key"], m["value"], T0 + i * 1000))
+    return sorted(out)
+
+
+def test_schema_is_sparks_kafka_schema(spark, topic) -> None:
+    df = read(spark, topic, subscribe=topic["name"])
+    assert df.schema.simpleString() == (
+        "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,timestamp:timestamp,"
+        "timestampType:int>"
+    )
+    df = read(spark, topic, subscribe=topic["name"], includeHeaders="true")
+    assert df.schema.simpleString().endswith(",headers:array<struct<key:string,value:binary>>>")
+
+
+def test_batch_read_returns_exactly_the_produced_records(spark, topic) -> None:
+    rows = read(spark, topic, subscribe=topic["name"], includeHeaders="true").collect()
+    assert len(rows) == N
+    got = sorted((r.partition, r.offset, r.key, r.value, int(r.timestamp.timestamp() * 1000)) for r in rows)
+    assert got == expected_rows(topic)
+    assert {r.topic for r in rows} == {topic["name"]}
+    assert {r.timestampType for r in rows} == {0}
+    by_offset = {(r.partition, r.offset): r for r in rows}
+    for i, m in enumerate(topic["messages"]):
+        r = by_offset[topic["positions"][i]]
+        want = [(k, v) for k, v in (m["headers"] or [])]
+        assert [(h.key, h.value) for h in r.headers] == want
+    # Offsets of each partition are 0..n-1 without gaps.
+    for p in range(PARTITIONS):
+        assert sorted(r.offset for r in rows if r.partition == p) == list(range(N // PARTITIONS))
+
+
+def test_offset_range_and_assign(spark, topic) -> None:
+    starting = json.dumps({topic["name"]: {"0": 10, "1": -2}})
+    ending = json.dumps({topic["name"]: {"0": 25, "1": 3}})
+    assign = json.dumps({topic["name"]: [0, 1]})
+    rows = read(spark, topic, assign=assign, startingOffsets=starting, endingOffsets=ending).collect()
+    got = sorted((r.partition, r.offset, r.key, r.value, int(r.timestamp.timestamp() * 1000)) for r in rows)
+    assert got == expected_rows(topic, lambda i, p, o: (p == 0 and 10 <= o < 25) or (p == 1 and o < 3))
+
+
+def test_timestamp_range(spark, topic) -> None:
+    start, end = T0 + 100_000, T0 + 130_000  # messages 100..129
+    rows = read(spark, topic, subscribePattern="spark-b.*", startingTimestamp=str(start),
+                endingOffsetsByTimestamp=json.dumps({topic["name"]: {str(p): end for p in range(PARTITIONS)}}),
+                ).collect()
+    got = sorted((r.partition, r.offset, r.key, r.value, int(r.timestamp.timestamp() * 1000)) for r in rows)
+    assert got == expected_rows(topic, lambda i, p, o: 100 <= i < 130)
+    assert min(r.timestamp for r in rows) == dt.datetime.fromtimestamp(start / 1000)
+
+
+def test_min_partitions_splits_ranges_and_grouped_count(spark, topic) -> None:
+    df = read(spark, topic, subscribe=topic["name"], minPartitions="7")
+    assert df.rdd.getNumPartitions() >= 7
+    counts = {r.partition: r["count"] for r in df.groupBy("partition").count().collect()}
+    assert counts == {p: N // PARTITIONS for p in range(PARTITIONS)}
+
+
+@pytest.mark.parametrize("options, wording", [
+    ({"subscribe": "x", "kafka.bootstrap.servers": None},
+     "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"),
+    ({}, "One of the following options must be specified for Kafka source: subscribe, subscribepattern, assign"),
+    ({"subscribe": "spark-batch", "startingOfsets": "earliest"}, "Unknown option 'startingofsets'"),
+    ({"subscribe": "spark-batch", "startingOffsets": "latest"},
+     "starting offset can't be latest for batch queries on Kafka"),
+    ({"subscribe": "spark-batch", "startingOffsets": '{"spark-batch":{"0":0,"1":0,"2":0,"9":0}}'},
+     "If startingOffsets contains specific offsets, you must specify all TopicPartitions."),
+])
+def test_bad_options_fail_with_sparks_wording(spark, topic, options, wording) -> None:
+    r = spark.read.format("kafkapy")
+    opts = {"kafka.bootstrap.servers": topic["bootstrap"], **options}
+    for k, v in opts.items():
+        if v is not None:
+            r = r.option(k, v)
+    with pytest.raises(Exception) as info:
+        r.load().collect()
+    text = str(info.value)
+    assert wording in text
