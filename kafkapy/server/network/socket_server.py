@@ -145,6 +145,8 @@ class Processor:
         self._by_fd: dict[int, KafkaChannel] = {}
         self._read_buf = bytearray(_READ_BUF)
         self._read_view = memoryview(self._read_buf)
+        # TLS listeners: decrypted bytes land here before parsing (one record is at most 16 KiB).
+        self._plain_view = memoryview(bytearray(2 * _READ_BUF)) if self._ssl_context is not None else self._read_view
         self._now_ms = time.hi_res_clock_ms()
         self._next_idle_check_ms = self._now_ms + self._idle_check_ms
         self._running = True
@@ -454,9 +456,13 @@ class Processor:
                     return
                 if not done:
                     continue
-            plain = tls.read_plain()
-            if plain:
-                self._feed(ch, memoryview(plain))
+            plain = self._plain_view
+            while True:
+                k = tls.read_into(plain)
+                if k:
+                    self._feed(ch, plain[:k])  # _feed copies what it keeps: the buffer is reused
+                if k < len(plain):
+                    break
             if n < _READ_BUF:
                 break
         if not ch.muted and not ch.closed:

@@ -23,7 +23,6 @@ from collections import deque
 from kafkapy.common.file_region import FileRegion
 
 PLAIN_PIECE = 64 * 1024
-_READ_PIECE = 64 * 1024
 
 
 class SslTransport:
@@ -38,9 +37,18 @@ class SslTransport:
 
     def flush(self, sock: socket.socket) -> bool:
         """Write encrypted bytes; True when none are left. Raises OSError on a broken socket."""
-        if self.outgoing.pending:
-            self.out_buf += self.outgoing.read()
         buf = self.out_buf
+        if self.outgoing.pending:
+            data = self.outgoing.read()
+            if not buf:  # the usual case: send the new records straight, keep only what the socket refused
+                try:
+                    n = sock.send(data)
+                except BlockingIOError:
+                    n = 0
+                if n == len(data):
+                    return True
+                data = memoryview(data)[n:]
+            buf += data
         while buf:
             try:
                 n = sock.send(buf)
@@ -58,24 +66,24 @@ class SslTransport:
         self.handshake_done = True
         return True
 
-    def read_plain(self) -> bytes:
-        """Every plaintext byte the records received so far decrypt to (b"" when none).
-        Raises ConnectionResetError on the peer's close_notify."""
-        pieces = []
+    def read_into(self, view: memoryview) -> int:
+        """Decrypt what the records received so far hold into `view` (a reused buffer: no allocation
+        per record); the byte count, == len(view) when more may be waiting. Raises
+        ConnectionResetError on the peer's close_notify."""
         obj = self.obj
-        while True:
+        filled = 0
+        size = len(view)
+        while filled < size:
             try:
-                data = obj.read(_READ_PIECE)
+                k = obj.read(size - filled, view[filled:])
             except ssl.SSLWantReadError:
                 break
             except ssl.SSLZeroReturnError:
                 raise ConnectionResetError("TLS connection closed by the peer") from None
-            if not data:
+            if not k:
                 break
-            pieces.append(data)
-        if not pieces:
-            return b""
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            filled += k
+        return filled
 
     def write(self, sock: socket.socket, queue: deque, offset: int) -> tuple[bool, int]:
         """Encrypt and send queued response chunks; returns (done, new offset into the head chunk).

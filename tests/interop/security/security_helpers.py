@@ -61,7 +61,7 @@ def broker_overrides(pki: Pki, log_dir: str) -> dict[str, str]:
         "ssl.client.auth": "requested",
         "listener.name.mtls.ssl.client.auth": "required",
         "listener.name.mtls.ssl.principal.mapping.rules": "RULE:^CN=([^,]*),OU=([^,]*),.*$/$1@$2/L,DEFAULT",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,

@@ -130,3 +130,11 @@ def test_describe_and_delete_scram_credentials_with_the_configs_tool(scram_users
     ck_admin = ck.admin.AdminClient(ck_conf(scram_users, "SASL_PLAINTEXT", "SCRAM-SHA-256", "dave", "dave-secret"))
     with pytest.raises(ck.KafkaException):
         ck_admin.list_topics(timeout=5)
+
+
+def test_confluent_kafka_oauthbearer_unsecured_jws(secure_broker):
+    conf = {"bootstrap.servers": secure_broker.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+            "sasl.oauthbearer.config": "principal=svc-reporter lifeSeconds=600", "client.id": "ck-oauth"}
+    assert ck_roundtrip(conf, "sasl-oauth", 50) == [b"sasl-oauth-%d" % i for i in range(50)]
+    assert secure_broker.principals_of("ck-oauth") == {("SASL_PLAINTEXT", "User:svc-reporter")}

@@ -111,7 +111,7 @@ def test_unsupported_mechanism(secure_broker, wire_client, caplog):
     client = wire_client(secure_broker.port("SASL_PLAINTEXT"))
     resp = client.request(SaslHandshakeRequest(mechanism="GSSAPI"), 1)
     assert resp.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
-    assert resp.mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    assert resp.mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
     assert client.is_closed()
     assert len(failure_lines(caplog)) == 1
 
