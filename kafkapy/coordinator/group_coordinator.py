@@ -218,6 +218,20 @@ class GroupCoordinator:
             return
         self.offsets.commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, callback)
 
+    def handle_txn_commit_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                                  group_instance_id: str | None, generation_id: int,
+                                  offsets: dict[TopicPartition, OffsetAndMetadata], callback: CommitCallback) -> None:
+        error = self.validate_group_status(group_id)
+        if error:
+            callback({tp: error for tp in offsets})
+            return
+        self.offsets.commit_transactional_offsets(group_id, producer_id, producer_epoch, member_id, group_instance_id,
+                                                  generation_id, offsets, callback)
+
+    def on_transaction_completed(self, producer_id: int, offsets_partitions: set[int], commit: bool) -> None:
+        """A COMMIT/ABORT marker was written to these __consumer_offsets partitions (WriteTxnMarkers)."""
+        self.offsets.complete_transaction(producer_id, offsets_partitions, commit)
+
     def handle_fetch_offsets(self, group_id: str, require_stable: bool, partitions: list[TopicPartition] | None
                              ) -> tuple[int, dict[TopicPartition, OffsetFetchPartition]]:
         """(error, offsets); `partitions` None = every committed offset of the group."""

@@ -238,6 +238,9 @@ class GroupMetadata:
         self.supported_protocols: dict[str, int] = {}
         self.offsets: dict[TopicPartition, CommitRecordMetadataAndOffset] = {}
         self.pending_offset_commits: dict[TopicPartition, OffsetAndMetadata] = {}
+        # TxnOffsetCommit: producer id -> offsets written in its open transaction, visible once it commits
+        # (managed by the OffsetMetadataManager).
+        self.pending_transactional_offset_commits: dict[int, dict[TopicPartition, CommitRecordMetadataAndOffset]] = {}
         self.new_member_added = False
         # None: unknown (not a consumer group, or a subscription we could not parse).
         self.subscribed_topics: set[str] | None = None
@@ -542,7 +545,8 @@ class GroupMetadata:
             del self.pending_offset_commits[tp]
 
     def has_pending_offset_commits_for(self, tp: TopicPartition) -> bool:
-        return tp in self.pending_offset_commits
+        return tp in self.pending_offset_commits or any(
+            tp in pending for pending in self.pending_transactional_offset_commits.values())
 
     def offset(self, tp: TopicPartition) -> OffsetAndMetadata | None:
         committed = self.offsets.get(tp)
@@ -552,7 +556,7 @@ class GroupMetadata:
         return {tp: c.offset_and_metadata for tp, c in self.offsets.items()}
 
     def has_offsets(self) -> bool:
-        return bool(self.offsets) or bool(self.pending_offset_commits)
+        return bool(self.offsets) or bool(self.pending_offset_commits) or bool(self.pending_transactional_offset_commits)
 
     def remove_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         removed = {}

@@ -38,6 +38,7 @@ from kafkapy.coordinator.group_metadata import (
     OffsetAndMetadata,
 )
 from kafkapy.record.compression import CompressionType
+from kafkapy.record.control_record import ControlRecordType, parse_control_type
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
@@ -271,8 +272,13 @@ class GroupMetadataManager:
 
     # -- writes ---------------------------------------------------------------------------------------
 
-    def _build(self, entries: Iterable[tuple[bytes, bytes | None]]) -> bytes:
-        builder = MemoryRecordsBuilder(compression=CompressionType.from_id(self.config.offsets_topic_compression))
+    def _build(self, entries: Iterable[tuple[bytes, bytes | None]], producer_id: int = -1,
+               producer_epoch: int = -1) -> bytes:
+        # TxnOffsetCommit batches are transactional with the producer's id and epoch (sequence 0, as Kafka).
+        txn = producer_id >= 0
+        builder = MemoryRecordsBuilder(compression=CompressionType.from_id(self.config.offsets_topic_compression),
+                                       producer_id=producer_id, producer_epoch=producer_epoch,
+                                       base_sequence=0 if txn else -1, is_transactional=txn)
         now = self.time.milliseconds()
         for key, value in entries:
             builder.append(now, key, value)
@@ -345,6 +351,14 @@ class GroupMetadataManager:
             callback(final(append_error_to_commit_error(error) if error else 0))
 
         self._append(self.topic_partition_for(group.group_id), data, done)
+
+    def append_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
+                           offsets: dict[TopicPartition, OffsetAndMetadata],
+                           callback: Callable[[int, int], None]) -> None:
+        """Write a TxnOffsetCommit's records as one transactional batch; callback(error, base offset)."""
+        data = self._build([(records.offset_commit_key(group_id, tp), records.offset_commit_value(om))
+                            for tp, om in offsets.items()], producer_id, producer_epoch)
+        self._append(self.topic_partition_for(group_id), data, callback)
 
     def validate_offset_metadata_length(self, metadata: str | None) -> bool:
         return metadata is None or len(metadata.encode()) <= self.config.max_metadata_size
@@ -468,6 +482,8 @@ class GroupMetadataManager:
         partition = self.replica_manager.get_partition(tp)
         local_log = partition.log if partition is not None else None
         offsets: dict[tuple[str, TopicPartition], CommitRecordMetadataAndOffset] = {}
+        # Transactional offset commits wait for their producer's COMMIT / ABORT marker.
+        pending_txn: dict[int, dict[tuple[str, TopicPartition], CommitRecordMetadataAndOffset]] = {}
         groups: dict[str, GroupMetadata] = {}
         if local_log is None:
             return {}, {}
@@ -482,15 +498,36 @@ class GroupMetadataManager:
                 read_any = True
                 position = batch.next_offset
                 if batch.is_control_batch:
+                    self._replay_marker(batch, pending_txn, offsets)
                     continue
+                target = pending_txn.setdefault(batch.producer_id, {}) if batch.is_transactional else offsets
                 for rec in batch.records():
-                    self._replay(rec.key, rec.value, batch.base_offset, offsets, groups)
+                    self._replay(rec.key, rec.value, batch.base_offset, target, groups)
             if not read_any:
                 break
         by_group: dict[str, dict[TopicPartition, CommitRecordMetadataAndOffset]] = {}
         for (group_id, topic_partition), committed in offsets.items():
             by_group.setdefault(group_id, {})[topic_partition] = committed
+        for producer_id, pending in pending_txn.items():
+            for (group_id, topic_partition), committed in pending.items():
+                group = groups.get(group_id)
+                if group is None:
+                    group = groups[group_id] = GroupMetadata(group_id, GroupState.EMPTY, self.time)
+                group.pending_transactional_offset_commits.setdefault(producer_id, {})[topic_partition] = committed
         return groups, by_group
+
+    @staticmethod
+    def _replay_marker(batch: Any, pending_txn: dict[int, dict[tuple[str, TopicPartition], CommitRecordMetadataAndOffset]],
+                       offsets: dict[tuple[str, TopicPartition], CommitRecordMetadataAndOffset]) -> None:
+        recs = batch.records()
+        pending = pending_txn.pop(batch.producer_id, None)
+        if not recs or pending is None:
+            return
+        if parse_control_type(recs[0].key) == ControlRecordType.COMMIT:
+            for key, committed in pending.items():
+                current = offsets.get(key)
+                if current is None or current.older_than(committed):
+                    offsets[key] = committed
 
     def _replay(self, key: Any, value: Any, base_offset: int,
                 offsets: dict[tuple[str, TopicPartition], CommitRecordMetadataAndOffset],

@@ -34,6 +34,7 @@ from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.coordinator.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
+from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
 from kafkapy.server import cluster_mode
 from kafkapy.server.alter_isr_manager import DefaultAlterIsrManager
 from kafkapy.server.apis.groups import GroupDelayedOperation
@@ -63,6 +64,19 @@ def create_group_coordinator(services: BrokerServices) -> GroupCoordinator:
     return GroupCoordinator(broker_id, GroupConfig.from_config(config), offset_config, manager, time,
                             DelayedOperationPurgatory("Heartbeat", time, broker_id=broker_id),
                             DelayedOperationPurgatory("Rebalance", time, broker_id=broker_id), GroupDelayedOperation)
+
+
+def create_transaction_coordinator(services: BrokerServices) -> TransactionCoordinator:
+    """The TransactionCoordinator of a broker: shares the broker's ProducerIdManager; sends its markers
+    through WriteTxnMarkers requests on the inter-broker listener (call startup() once handlers run)."""
+    from kafkapy.server.apis.producer_ids import producer_id_manager
+    from kafkapy.server.txn_marker_sender import TxnMarkerSender
+
+    config = services.config
+    sender = TxnMarkerSender(services.broker_id, config.inter_broker_listener_name(), services.metadata_cache,
+                             config.get_int("request.timeout.ms"))
+    return TransactionCoordinator.create(services.broker_id, config, services.time, services.replica_manager,
+                                         services.metadata_cache, producer_id_manager(services), sender.send)
 
 
 class KafkaScheduler:
@@ -221,6 +235,8 @@ class KafkaServer:
         # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.
         self.services.group_coordinator = create_group_coordinator(self.services)
         self.services.group_coordinator.startup()
+        self.services.transaction_coordinator = create_transaction_coordinator(self.services)
+        self.services.transaction_coordinator.startup()
         self.apis = KafkaApis(self.request_channel, self.services)
         self.request_handler_pool = KafkaRequestHandlerPool(config.get_int("num.io.threads"), self.request_channel,
                                                             self.apis, self.broker_id, time)
@@ -242,6 +258,14 @@ class KafkaServer:
         scheduler.schedule("highwatermark-checkpoint", rm.checkpoint_high_watermarks, hw_ms, hw_ms)
         isr_ms = max(1, config.get_int("replica.lag.time.max.ms") // 2)
         scheduler.schedule("isr-expiration", rm.maybe_shrink_isr, isr_ms, isr_ms)
+        txn = self.services.transaction_coordinator if self.services is not None else None
+        if txn is not None:
+            abort_ms = txn.config.abort_timed_out_transaction_cleanup_interval_ms
+            scheduler.schedule("transaction-abort", txn.abort_timed_out_transactions, abort_ms, abort_ms)
+            expire_ms = txn.config.remove_expired_transactional_ids_interval_ms
+            scheduler.schedule("transactionalId-expiration", txn.remove_expired_transactional_ids, expire_ms,
+                               expire_ms)
+            scheduler.schedule("transaction-coordinator-ownership", txn.refresh_ownership, 1000, 1000)
         scheduler.startup()
 
     def _on_leader_and_isr(self, broker_id: int, controller_epoch: int, states: Any) -> Any:
@@ -251,6 +275,9 @@ class KafkaServer:
         coordinator = self.services.group_coordinator if self.services is not None else None
         if coordinator is not None and broker_id == self.broker_id:
             coordinator.on_leader_and_isr(broker_id, states)
+        txn = self.services.transaction_coordinator if self.services is not None else None
+        if txn is not None and broker_id == self.broker_id:
+            txn.on_leader_and_isr(broker_id, states)
         return errors
 
     def _send_alter_partition(self, tp: Any, leader_and_isr: Any) -> Any:
@@ -305,6 +332,8 @@ class KafkaServer:
             step("the request handlers", self.request_handler_pool.shutdown)
         if self.request_channel is not None:
             step("the request channel", self.request_channel.clear)
+        if self.services is not None and self.services.transaction_coordinator is not None:
+            step("the transaction coordinator", self.services.transaction_coordinator.shutdown)
         if self.services is not None and self.services.group_coordinator is not None:  # coordinator/ owner
             step("the group coordinator", self.services.group_coordinator.shutdown)
         if self.services is not None and self.services.topic_purgatory is not None:

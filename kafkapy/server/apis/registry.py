@@ -54,6 +54,7 @@ HANDLER_MODULES = (
     "leader_and_isr",
     "sasl_authentication",
     "scram_credentials",
+    "transactions",
 )
 
 
