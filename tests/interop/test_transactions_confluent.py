@@ -11,21 +11,16 @@ import pytest
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-TXN_OVERRIDES = {"transaction.state.log.num.partitions": "4", "offsets.topic.num.partitions": "4",
-                 "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"}
+from txn_support import start_txn_broker  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def txn_broker(tmp_path_factory):
-    from conftest import BrokerHandle, _start_server
-
-    log_dir = str(tmp_path_factory.mktemp("kafkapy-txn"))
-    handle = BrokerHandle(_start_server(log_dir, TXN_OVERRIDES), log_dir, dict(TXN_OVERRIDES))
+    broker = start_txn_broker(str(tmp_path_factory.mktemp("kafkapy-txn")))
     try:
-        yield handle
+        yield broker
     finally:
-        handle.stop()
+        broker.server.shutdown()
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
