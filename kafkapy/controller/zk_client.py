@@ -141,12 +141,14 @@ class ZkMetadataStore(PathMetadataStore):
 
     def _on_state(self, state: str) -> None:
         # Runs on kazoo's event thread: no ZooKeeper calls here; a new session is handled on a thread.
+        if self._closed:
+            return
         if state == KazooState.LOST:
             self._lost = True
             log.warning("ZooKeeper session expired")
         elif state == KazooState.SUSPENDED:
             log.info("ZooKeeper connection suspended; reconnecting")
-        elif state == KazooState.CONNECTED and self._lost and not self._closed:
+        elif state == KazooState.CONNECTED and self._lost:
             self._lost = False
             threading.Thread(target=self._on_new_session, name="zk-session-expiry-handler", daemon=True).start()
 
