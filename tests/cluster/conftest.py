@@ -34,6 +34,7 @@ import pytest
 ZK_JAR = "/usr/share/java/zookeeper.jar"
 ZK_CONF_DIR = "/etc/zookeeper/conf"
 STARTUP_TIMEOUT_S = 60.0
+LOG_ARCHIVE = "/tmp/kafkapy-cluster-logs"
 SESSION_TIMEOUT_MS = 6000
 
 BROKER_OVERRIDES = {
@@ -293,6 +294,27 @@ class Cluster:
         finally:
             admin.close()
 
+    def metadata_controller(self, bootstrap: str) -> int | None:
+        """The controller id a broker's own metadata reports."""
+        admin = self.admin(bootstrap)
+        try:
+            node = admin.describe_cluster(timeout_ms=5000).controller
+            return node.node_id if node is not None else None
+        finally:
+            admin.close()
+
+    def save_logs(self) -> None:
+        """Copy the broker logs to /tmp/kafkapy-cluster-logs/<chroot> (pytest's tmp dirs rotate fast on a
+        shared machine); kept for the last few clusters only."""
+        dest = os.path.join(LOG_ARCHIVE, self.chroot.strip("/"))
+        os.makedirs(dest, exist_ok=True)
+        for broker in self.brokers.values():
+            if os.path.exists(broker.out_path):
+                shutil.copy(broker.out_path, dest)
+        kept = sorted((os.path.join(LOG_ARCHIVE, d) for d in os.listdir(LOG_ARCHIVE)), key=os.path.getmtime)
+        for old in kept[:-6]:
+            shutil.rmtree(old, ignore_errors=True)
+
     def stop_all(self) -> None:
         for broker in self.brokers.values():
             if broker.alive:
@@ -328,3 +350,7 @@ def cluster_factory(zookeeper: ZooKeeperServer, tmp_path_factory: pytest.TempPat
     finally:
         for cluster in clusters:
             cluster.stop_all()
+            try:
+                cluster.save_logs()
+            except OSError:
+                pass

@@ -102,7 +102,9 @@ def test_controller_sigkill_elects_new_controller_that_still_moves_leaders(clust
                      what="leaders moved off the dead controller")
     # ... and a later leader change still happens: the new controller moves leaders on a preferred election
     # (ElectLeaders sent to it) or, when the preferred replica is not eligible, reports why.
-    admin = cluster.admin(cluster.brokers[new].bootstrap)
+    bootstrap = cluster.brokers[new].bootstrap
+    cluster.wait_for(lambda: cluster.metadata_controller(bootstrap) == new, 20, what="metadata naming the controller")
+    admin = cluster.admin(bootstrap)
     try:
         result = admin.elect_leaders(partitions=[TopicPartition(TOPIC, p) for p in range(6)])
     finally:
