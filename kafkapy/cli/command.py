@@ -279,7 +279,7 @@ def run(
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly; point stdout at /dev/null so the interpreter's
         # final flush does not raise again.
-        _silence_stdout()
+        silence_stdout()
         return 0
     except Exception as e:  # noqa: BLE001 - the one boundary that turns any failure into exit 1
         _flush_quietly(out)
@@ -299,10 +299,11 @@ def _flush_quietly(out) -> None:
     try:
         out.flush()
     except (BrokenPipeError, ValueError, OSError):
-        _silence_stdout()
+        silence_stdout()
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
+    """Point stdout at /dev/null (after a broken pipe), so the interpreter's final flush does not fail."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -174,6 +174,12 @@ class ToolGroup(TyperGroup):
             return e.exit_code
         except typer.Abort:
             return INTERRUPTED_EXIT
+        except SystemExit as e:
+            # Rich ends help printed into a closed pipe (`kafkapy --help | head -1`) with exit 1 after
+            # pointing stdout at /dev/null; the tools end quietly with 0 there, as Kafka's do.
+            if e.code == 1 and args[0] in ("-h", "--help"):
+                return 0
+            raise
         return 0 if rv is None else int(rv)
 
 

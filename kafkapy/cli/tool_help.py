@@ -59,7 +59,13 @@ def print_help(parser: argparse.ArgumentParser, file: IO[str]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file, highlight=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # `--help | head`: end quietly (Rich would exit 1)
+            from kafkapy.cli.command import silence_stdout
+
+            silence_stdout()
+
+    console = _Console(file=file, highlight=False)
     parts: list = [Padding(Text.assemble(("Usage: ", "yellow"), (_usage(parser), "bold")), (1, 1, 0, 1))]
     if parser.description:
         parts.append(Padding(Text(parser.description), (1, 1, 1, 1)))

@@ -66,11 +66,11 @@ class EventWriter:
             self.out.line(line)
             self.out.flush()
         except BrokenPipeError:
-            from kafkapy.cli.command import _silence_stdout
+            from kafkapy.cli.command import silence_stdout
 
             self.pipe_closed = True
             self.stop.set()
-            _silence_stdout()
+            silence_stdout()
 
 
 def build_parser() -> ToolParser:

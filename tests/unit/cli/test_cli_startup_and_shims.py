@@ -114,3 +114,13 @@ def test_shim_without_kafkapy_says_so(tmp_path):
     res = subprocess.run([str(shim), "--list"], capture_output=True, text=True, timeout=30, env=env)
     assert res.returncode == 127
     assert res.stderr.startswith("kafka-topics.sh: kafkapy not found")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["consumer-groups", "--help"]])
+def test_help_into_a_closed_pipe_ends_quietly(argv):
+    # `kafkapy --help | head -1`: the reader is gone before the help is written; exit 0, nothing on stderr.
+    proc = subprocess.Popen(_kafkapy_cmd() + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    rc = proc.wait(timeout=30)
+    assert (rc, proc.stderr.read()) == (0, b"")
