@@ -556,7 +556,7 @@ class GroupMembershipManager:
         group = self.group_manager.get_group(group_id)
         if group is None:
             return 0, [(m, i, ErrorCode.UNKNOWN_MEMBER_ID) for m, i, _ in leaving]
-        results = []
+        results: list[tuple[str, str | None, int]] = []
         with group.lock:
             if group.is_state(D):
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
