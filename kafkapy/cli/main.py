@@ -29,6 +29,7 @@ from typing import Annotated
 import typer
 import typer.main
 
+from kafkapy.cli.command import ERROR_EXIT, USAGE_EXIT
 from kafkapy.cli.tool_group import ToolGroup
 
 # tool name -> ("module[:function]", one-line summary). Function defaults to `main`.
@@ -105,8 +106,6 @@ RUN_CLASS_TOOLS: dict[str, str] = {
     "org.apache.zookeeper.server.quorum.QuorumPeerMain": "zookeeper-server-start",
 }
 
-NOT_IMPLEMENTED_EXIT = 1
-USAGE_EXIT = 2
 
 
 def _version() -> str:
@@ -117,7 +116,7 @@ def _version() -> str:
 
 def _not_implemented(tool: str) -> int:
     sys.stderr.write(f"kafkapy: {tool} is not implemented yet\n")
-    return NOT_IMPLEMENTED_EXIT
+    return ERROR_EXIT
 
 
 def resolve(tool: str):
@@ -162,7 +161,7 @@ def run_class_main(argv: list[str]) -> int:
     tool = RUN_CLASS_TOOLS.get(cls)
     if tool is None:
         sys.stderr.write(f"kafkapy: run-class: unknown class {cls}\n")
-        return NOT_IMPLEMENTED_EXIT
+        return ERROR_EXIT
     if daemon and tool == "server-start":
         rest = ["-daemon", *rest]
     return run_tool(tool, rest)

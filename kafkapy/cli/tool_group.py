@@ -20,6 +20,7 @@ Thread-safety: one tree per process, used from the main thread.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -31,10 +32,7 @@ import typer
 from typer import _click as click  # Typer >= 0.29 (pinned) vendors click; its classes are these
 from typer.core import TyperCommand, TyperGroup
 
-USAGE_EXIT = 2
-ERROR_EXIT = 1
-INTERRUPTED_EXIT = 130
-
+from kafkapy.cli.command import INTERRUPTED_EXIT, USAGE_EXIT
 
 
 class UnknownTool(click.exceptions.UsageError):
@@ -158,7 +156,7 @@ class ToolGroup(TyperGroup):
     def _run(self, args: list[str], prog_name: str, complete_var: str | None, extra: dict[str, Any]) -> int:
         self._main_shell_completion(extra, prog_name, complete_var)  # exits when the shell asks
         if not args:
-            with _stdout_to_stderr():
+            with contextlib.redirect_stdout(sys.stderr):  # Typer's Rich help prints to sys.stdout
                 super().main(["--help"], prog_name, complete_var, standalone_mode=False, **extra)
             return USAGE_EXIT
         try:
@@ -185,14 +183,3 @@ class ToolGroup(TyperGroup):
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-class _stdout_to_stderr:
-    """Typer prints help through a Rich console on sys.stdout; a usage error shows it on stderr."""
-
-    def __enter__(self) -> None:
-        self._saved = sys.stdout
-        sys.stdout = sys.stderr
-
-    def __exit__(self, *exc: object) -> None:
-        sys.stdout = self._saved
