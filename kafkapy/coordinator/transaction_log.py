@@ -23,9 +23,8 @@ from kafkapy.coordinator.transaction_metadata import (
 from kafkapy.protocol.message import ProtocolDecodeError
 from kafkapy.protocol.messages.transaction_coordinator import TransactionLogKey, TransactionLogValue
 
-__all__ = ["key_to_bytes", "value_to_bytes", "read_key", "read_value", "TRANSACTION_STATE_TOPIC_NAME"]
+__all__ = ["key_to_bytes", "value_to_bytes", "read_key", "read_value"]
 
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 KEY_VERSION = 0
 VALUE_VERSION = 0
 _INT16 = struct.Struct(">h")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import TRANSACTION_STATE_TOPIC_NAME
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator import transaction_log
@@ -33,7 +34,6 @@ from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 log = logging.getLogger("kafka.coordinator.transaction.TransactionStateManager")
 
-TRANSACTION_STATE_TOPIC_NAME = transaction_log.TRANSACTION_STATE_TOPIC_NAME
 ENFORCED_REQUIRED_ACKS = -1
 
 

@@ -19,6 +19,7 @@ import threading
 from typing import Any
 
 from kafkapy.common.errors import CoordinatorNotAvailableError, ErrorCode
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group_metadata import OffsetAndMetadata
 from kafkapy.protocol.api_keys import ApiKey
@@ -45,7 +46,6 @@ from kafkapy.server.apis.registry import DEFERRED, api
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 
 
 def _txn_coordinator(ctx: Any) -> Any:
