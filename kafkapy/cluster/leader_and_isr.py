@@ -12,6 +12,8 @@ import uuid
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
+from kafkapy.common.errors import InvalidRequestError
+
 NO_LEADER = -1
 LEADER_DURING_DELETE = -2  # UpdateMetadata marks partitions of a topic being deleted with this leader
 NO_EPOCH = -1
@@ -22,6 +24,14 @@ INITIAL_PARTITION_EPOCH = 0
 class LeaderRecoveryState(IntEnum):
     RECOVERED = 0
     RECOVERING = 1  # set by an unclean election while the new leader recovers (KIP-704)
+
+    @classmethod
+    def of(cls, value: int) -> LeaderRecoveryState:
+        """Kafka's LeaderRecoveryState.of: a value off the wire that names no state is a bad request."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidRequestError(f"unknown leader recovery state {value}") from None
 
 
 @dataclass(frozen=True, slots=True)

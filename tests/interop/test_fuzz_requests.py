@@ -27,6 +27,11 @@ from kafkapy.server.apis import registry
 # APIs that allocate in proportion to a number in the request (partition counts) are left to the
 # admin tests: a random 2^31 partitions is a resource question, not a parsing one.
 SKIP_WELL_FORMED = {19, 37}  # CreateTopics, CreatePartitions
+# Controller-to-broker requests (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, AlterPartition)
+# from a forged controller with a higher epoch are obeyed by Kafka too unless CLUSTER_ACTION is authorized
+# (a fuzzed epoch of 2^31-1 fences the real controller): an authorization question, covered by the ACL
+# tests, not a parsing one. Their decoders are covered by the protocol round-trip tests.
+CONTROLLER_APIS = {4, 5, 6, 7, 56}
 STRINGS = ["", "t", "fuzz", "__consumer_offsets", "x" * 300, "ü-topic", "a.b", "..", "grp"]
 SMALL_INTS = [-2, -1, 0, 1, 2, 3, 7, 1000]
 ROUNDS_PER_VERSION = 8
@@ -101,6 +106,8 @@ def test_random_requests_never_break_the_broker(broker_factory, caplog) -> None:
     frames = 0
     with caplog.at_level(logging.WARNING, logger="kafka.server.KafkaApis"):
         for api_key, spec in sorted(registry.supported().items()):
+            if api_key in CONTROLLER_APIS:
+                continue
             cls = request_class(api_key)
             for version in sorted({spec.min_version, spec.max_version, (spec.min_version + spec.max_version) // 2}):
                 for _ in range(ROUNDS_PER_VERSION):

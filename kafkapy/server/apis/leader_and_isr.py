@@ -63,7 +63,7 @@ def _fenced_apply(ctx: Any, request: Any, what: str, apply: Callable[[], T]) -> 
         return ErrorCode.STALE_CONTROLLER_EPOCH, None
 
 
-def _partition_states(request: LeaderAndIsrRequest, version: int) -> list[LeaderAndIsrPartitionState]:
+def _grouped(request: LeaderAndIsrRequest, version: int) -> list[tuple[str, Any, Any]]:
     grouped: list[tuple[str, Any, Any]] = []
     if version < 2:
         grouped = [(p.topic_name, None, p) for p in request.ungrouped_partition_states]
@@ -71,26 +71,33 @@ def _partition_states(request: LeaderAndIsrRequest, version: int) -> list[Leader
         for t in request.topic_states:
             topic_id = t.topic_id if version >= 5 and t.topic_id != ZERO_UUID else None
             grouped.extend((t.topic_name, topic_id, p) for p in t.partition_states)
+    return grouped
+
+
+def _partition_states(request: LeaderAndIsrRequest, version: int) -> list[LeaderAndIsrPartitionState]:
     return [LeaderAndIsrPartitionState(
         topic=topic, partition=p.partition_index, topic_id=topic_id, controller_epoch=p.controller_epoch,
         leader=p.leader, leader_epoch=p.leader_epoch, isr=tuple(p.isr), partition_epoch=p.partition_epoch,
         replicas=tuple(p.replicas), adding_replicas=tuple(p.adding_replicas or ()),
         removing_replicas=tuple(p.removing_replicas or ()), is_new=bool(p.is_new),
-        leader_recovery_state=LeaderRecoveryState(p.leader_recovery_state))
-        for topic, topic_id, p in grouped]
+        leader_recovery_state=LeaderRecoveryState.of(p.leader_recovery_state))
+        for topic, topic_id, p in _grouped(request, version)]
 
 
 def _leader_and_isr_response(request: LeaderAndIsrRequest, version: int, code: int,
                              errors: dict[TopicPartition, int]) -> LeaderAndIsrResponse:
-    states = _partition_states(request, version)
+    # Built from the raw partitions, not _partition_states: an error response must not fail on the field
+    # values that made the request bad.
+    grouped = _grouped(request, version)
     if version < 5:
         return LR(error_code=code, partition_errors=[LR.LeaderAndIsrPartitionError(
-            topic_name=s.topic, partition_index=s.partition,
-            error_code=errors.get(TopicPartition(s.topic, s.partition), code)) for s in states])
+            topic_name=topic, partition_index=p.partition_index,
+            error_code=errors.get(TopicPartition(topic, p.partition_index), code)) for topic, _, p in grouped])
     by_topic: dict[Any, list[Any]] = {}
-    for s in states:
-        by_topic.setdefault(s.topic_id or ZERO_UUID, []).append(LR.LeaderAndIsrPartitionError(
-            partition_index=s.partition, error_code=errors.get(TopicPartition(s.topic, s.partition), code)))
+    for topic, topic_id, p in grouped:
+        by_topic.setdefault(topic_id or ZERO_UUID, []).append(LR.LeaderAndIsrPartitionError(
+            partition_index=p.partition_index,
+            error_code=errors.get(TopicPartition(topic, p.partition_index), code)))
     return LR(error_code=code, topics=[LR.LeaderAndIsrTopicError(topic_id=tid, partition_errors=errs)
                                        for tid, errs in by_topic.items()])
 

@@ -54,7 +54,7 @@ def handle_controlled_shutdown(ctx: Any, request: ControlledShutdownRequest) -> 
 def handle_alter_partition(ctx: Any, request: AlterPartitionRequest) -> Any:
     items = [AlterPartitionItem(TopicPartition(t.topic_name, p.partition_index),
                                 LeaderAndIsr(request.broker_id, p.leader_epoch, tuple(p.new_isr),
-                                             LeaderRecoveryState(p.leader_recovery_state), p.partition_epoch))
+                                             LeaderRecoveryState.of(p.leader_recovery_state), p.partition_epoch))
              for t in request.topics for p in t.partitions]
     future = controller_of(ctx).alter_partition(request.broker_id, request.broker_epoch, items)
 
