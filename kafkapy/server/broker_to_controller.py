@@ -16,6 +16,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
+from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, error_for_code
@@ -35,7 +36,7 @@ RETRY_BACKOFF_S = 0.2
 
 class BrokerToControllerChannel:
     def __init__(self, broker_id: int, store: MetadataStore, listener: str, broker_epoch: Any,
-                 request_timeout_ms: int = 30000, time: Time = SYSTEM) -> None:
+                 request_timeout_ms: int = 30000, time: Time = SYSTEM, security: ClientSecurity | None = None) -> None:
         """broker_epoch: a callable giving this broker's current epoch (it changes after a session expiry)."""
         self.broker_id = broker_id
         self.store = store
@@ -43,6 +44,7 @@ class BrokerToControllerChannel:
         self.broker_epoch = broker_epoch
         self.request_timeout_ms = request_timeout_ms
         self.time = time
+        self.security = security
         self._conn: BrokerConnection | None = None
         self._conn_lock = threading.Lock()
         self._queue: queue.Queue[tuple[TopicPartition, LeaderAndIsr, Future[Any]] | None] = queue.Queue()
@@ -68,7 +70,7 @@ class BrokerToControllerChannel:
             if ep is None:
                 raise NotControllerError(f"Controller {controller_id} is not registered.")
             conn = BrokerConnection(controller_id, ep.host, ep.port, client_id=f"broker-{self.broker_id}",
-                                    request_timeout_ms=self.request_timeout_ms)
+                                    request_timeout_ms=self.request_timeout_ms, security=self.security)
             conn.connect(self.request_timeout_ms)
             self._conn = conn
             return conn

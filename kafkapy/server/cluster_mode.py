@@ -17,6 +17,7 @@ from kafkapy.controller import zk_data
 from kafkapy.controller.zk_client import ZkMetadataStore
 from kafkapy.server.broker_to_controller import BrokerToControllerChannel
 from kafkapy.server.controller_channel_manager import ControllerChannelManager
+from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_config import KafkaConfig
@@ -43,9 +44,10 @@ class ClusterMode:
         config = server.config
         listener = config.inter_broker_listener_name()
         timeout_ms = config.get_int("controller.socket.timeout.ms")
-        self.controller_channel = ControllerChannelManager(server.broker_id, listener, timeout_ms)
+        security = inter_broker_client_security(config)  # TLS / SASL of inter.broker.listener.name
+        self.controller_channel = ControllerChannelManager(server.broker_id, listener, timeout_ms, security)
         self.to_controller = BrokerToControllerChannel(server.broker_id, store, listener, lambda: server.broker_epoch,
-                                                       timeout_ms, server.time)
+                                                       timeout_ms, server.time, security)
         store.add_session_listener(self._on_new_session)
         existing = store.children(zk_data.CONFIG_CHANGES_PATH)
         # Configs were read in full at start-up: only notifications after this point matter.

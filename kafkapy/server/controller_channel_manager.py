@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.cluster.broker import Broker
 from kafkapy.cluster.leader_and_isr import (
@@ -108,10 +109,12 @@ def stop_replica_request(controller_id: int, controller_epoch: int, broker_epoch
 class RequestSendThread:
     """One broker's queue and sender (Kafka's RequestSendThread)."""
 
-    def __init__(self, controller_id: int, broker: Broker, listener: str, request_timeout_ms: int) -> None:
+    def __init__(self, controller_id: int, broker: Broker, listener: str, request_timeout_ms: int,
+                 security: ClientSecurity | None = None) -> None:
         self.broker = broker
         self.listener = listener
         self.request_timeout_ms = request_timeout_ms
+        self.security = security
         self.queue: queue.Queue[tuple[Any, int] | None] = queue.Queue()
         self._running = True
         self._conn: BrokerConnection | None = None
@@ -134,7 +137,7 @@ class RequestSendThread:
         ep = self.broker.endpoint(self.listener) or self.broker.endpoint()
         assert ep is not None
         conn = BrokerConnection(self.broker.id, ep.host, ep.port, client_id=f"controller-{self.broker.id}",
-                                request_timeout_ms=self.request_timeout_ms)
+                                request_timeout_ms=self.request_timeout_ms, security=self.security)
         conn.connect(self.request_timeout_ms)
         self._conn = conn
         return conn
@@ -168,10 +171,12 @@ class RequestSendThread:
 
 
 class ControllerChannelManager(ControllerChannel):
-    def __init__(self, controller_id: int, listener: str, request_timeout_ms: int = 30000) -> None:
+    def __init__(self, controller_id: int, listener: str, request_timeout_ms: int = 30000,
+                 security: ClientSecurity | None = None) -> None:
         self.controller_id = controller_id
         self.listener = listener
         self.request_timeout_ms = request_timeout_ms
+        self.security = security
         self._lock = threading.Lock()
         self._senders: dict[int, RequestSendThread] = {}
 
@@ -186,7 +191,7 @@ class ControllerChannelManager(ControllerChannel):
             for broker_id, broker in brokers.items():
                 if broker_id not in self._senders:
                     self._senders[broker_id] = RequestSendThread(self.controller_id, broker, self.listener,
-                                                                 self.request_timeout_ms)
+                                                                 self.request_timeout_ms, self.security)
 
     def _enqueue(self, broker_id: int, request: Any, max_version: int) -> None:
         with self._lock:

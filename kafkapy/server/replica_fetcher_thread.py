@@ -36,6 +36,7 @@ from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
+from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 from kafkapy.server.replication_quota_manager import (
     FOLLOWER_THROTTLED_REPLICAS,
     ReplicationQuotaManager,
@@ -106,6 +107,7 @@ class ReplicaFetcherThread(threading.Thread):
         self._backoff_ms = config.get_int("replica.fetch.backoff.ms")
         self._socket_timeout_ms = config.get_int("replica.socket.timeout.ms")
         self._receive_buffer = config.get_int("replica.socket.receive.buffer.bytes")
+        self._security = inter_broker_client_security(config)  # inter.broker.listener.name's TLS / SASL
         self._lock = threading.Condition(threading.RLock())
         self._states: dict[TopicPartition, PartitionFetchState] = {}
         self._running = True
@@ -183,7 +185,8 @@ class ReplicaFetcherThread(threading.Thread):
             conn = BrokerConnection(self.source.id, self.source.host, self.source.port,
                                     client_id=f"broker-{self.broker_id}-fetcher-{self.fetcher_id}",
                                     request_timeout_ms=self._socket_timeout_ms,
-                                    receive_buffer_bytes=self._receive_buffer)
+                                    receive_buffer_bytes=self._receive_buffer,
+                                    security=self._security)
             conn.connect()
             self._conn = conn
         return conn
