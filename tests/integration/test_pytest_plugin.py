@@ -1,0 +1,86 @@
+"""kafkapy.testing: the README's pytest example run as written (through pytester, with the plugin loaded
+the way users get it: the `pytest11` entry point), and the KafkaBroker context manager with kafka-python."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from kafkapy.testing import KafkaBroker
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+README_MARKER = "<!-- test: tests/integration/test_pytest_plugin.py runs this block -->"
+
+
+def readme_example() -> str:
+    text = (ROOT / "README.md").read_text()
+    after = text.split(README_MARKER, 1)[1]
+    match = re.match(r"\s*```python\n(.*?)```", after, re.S)
+    assert match, "README's plugin example block is missing"
+    return match.group(1)
+
+
+def test_pyproject_registers_the_plugin() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["pytest11"] == {"kafkapy": "kafkapy.testing.pytest_plugin"}
+
+
+def test_readme_example_runs(pytester: pytest.Pytester) -> None:
+    example = readme_example()
+    assert "def test_roundtrip(kafka_broker):" in example
+    pytester.makepyfile(test_readme=example)
+    args = ["-q", "-p", "no:cacheprovider"]
+    if not any(ep.value == "kafkapy.testing.pytest_plugin" for ep in entry_points(group="pytest11")):
+        args += ["-p", "kafkapy.testing.pytest_plugin"]  # editable install not refreshed yet
+    result = pytester.runpytest_subprocess(*args, timeout=120)
+    result.assert_outcomes(passed=1)
+
+
+def test_fixture_stops_broker_and_removes_log_dir(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_dirs="""
+        import os, socket
+        seen = {}
+
+        def test_a(kafka_broker):
+            seen["dir"], seen["port"] = kafka_broker.log_dir, kafka_broker.port
+            assert os.path.isdir(seen["dir"])
+            socket.create_connection(("127.0.0.1", seen["port"]), 5).close()
+
+        def test_b():
+            assert not os.path.exists(seen["dir"])
+            try:
+                socket.create_connection(("127.0.0.1", seen["port"]), 2).close()
+            except OSError:
+                return
+            raise AssertionError("broker still listening")
+    """)
+    args = ["-q", "-p", "no:cacheprovider"]
+    if not any(ep.value == "kafkapy.testing.pytest_plugin" for ep in entry_points(group="pytest11")):
+        args += ["-p", "kafkapy.testing.pytest_plugin"]
+    pytester.runpytest_subprocess(*args, timeout=120).assert_outcomes(passed=2)
+
+
+def test_context_manager_with_kafka_python() -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+
+    with KafkaBroker(overrides={"num.partitions": 2}) as broker:
+        broker.create_topic("events", partitions=2, config={"cleanup.policy": "delete"})
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+        for i in range(5):
+            producer.send("events", key=b"k%d" % i, value=b"v%d" % i, partition=i % 2)
+        producer.flush(10)
+        producer.close()
+        consumer = KafkaConsumer("events", bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                                 consumer_timeout_ms=5000)
+        got = sorted((m.partition, m.offset, m.key, m.value) for m in consumer)
+        consumer.close()
+        log_dir = broker.log_dir
+    assert got == [(0, 0, b"k0", b"v0"), (0, 1, b"k2", b"v2"), (0, 2, b"k4", b"v4"),
+                   (1, 0, b"k1", b"v1"), (1, 1, b"k3", b"v3")]
+    assert log_dir is not None and not Path(log_dir).exists()
