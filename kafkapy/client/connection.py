@@ -9,6 +9,9 @@ CHECKING_API_VERSIONS -> AUTHENTICATING (SASL_*: SaslHandshake v1 then SaslAuthe
 sasl_client.py) -> READY -> DISCONNECTED. TLS runs over memory BIOs (ssl_transport.py): requests are
 encrypted before sendall and bytes read are decrypted before framing. A failed TLS handshake or SASL
 login raises a non-retriable error (SslAuthenticationFailedError / SaslAuthenticationFailedError).
+When the broker gives the SASL session a lifetime (SaslAuthenticate v1+ session_lifetime_ms,
+connections.max.reauth.ms), the next send after 85-95% of it re-authenticates first (KIP-368), with
+other senders held back until the exchange is done.
 On connect the client sends ApiVersions at our highest version (v3+ carries client_software_name /
 version); if the broker answers UNSUPPORTED_VERSION (its body is then v0) we retry once at the
 broker's highest ApiVersions version. Each later request uses the highest version both sides support.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import enum
 import itertools
 import logging
+import random
 import select
 import socket
 import ssl
@@ -139,6 +143,9 @@ class BrokerConnection:
         self._closed_error: KafkaError | None = None
         self._security = security
         self._tls: ClientSslTransport | None = None
+        # SASL session lifetime (SaslAuthenticate v1+ session_lifetime_ms): re-authenticate after this.
+        self._reauth_at_ns: int | None = None
+        self._reauth_gate = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {self.state.value}>"
@@ -233,6 +240,9 @@ class BrokerConnection:
             token = client.evaluate(bytes(resp.auth_bytes))
         if not client.complete:
             raise SaslAuthenticationFailedError(f"SASL {mechanism} did not complete")
+        lifetime_ms = getattr(resp, "session_lifetime_ms", 0)
+        if lifetime_ms > 0:  # as Java: at a random 85-95% of the session's lifetime
+            self._reauth_at_ns = self._time.nanoseconds() + int(lifetime_ms * random.uniform(0.85, 0.95) * 1e6)
 
     def _negotiate_api_versions(self, timeout_ms: int) -> None:
         lo, hi = our_version_range(API_VERSIONS_KEY)
@@ -339,7 +349,28 @@ class BrokerConnection:
         api_key = request.API_KEY
         if version is None:
             version = self.pick_version(api_key)
-        return self._send_raw(request, api_key, version, expect_response, timeout_ms)
+        reauth_ns = self._reauth_at_ns
+        if reauth_ns is not None and self._time.nanoseconds() >= reauth_ns:
+            self._reauthenticate()
+        with self._reauth_gate:  # no request may slip between a re-authentication's SASL requests
+            return self._send_raw(request, api_key, version, expect_response, timeout_ms)
+
+    def _reauthenticate(self) -> None:
+        """KIP-368: log in again on this connection before the broker's session expires (the broker closes
+        an expired session's connection on its next request). Other senders wait meanwhile."""
+        security = self._security
+        assert security is not None
+        with self._reauth_gate:
+            reauth_ns = self._reauth_at_ns
+            if reauth_ns is None or self._time.nanoseconds() < reauth_ns:
+                return  # another thread did it
+            self._reauth_at_ns = None
+            log.debug("node %s: re-authenticating (SASL %s)", self.node_id, security.mechanism)
+            try:
+                self._authenticate(security, self.request_timeout_ms)
+            except KafkaError as e:
+                self.close(e)
+                raise
 
     def _send_raw(self, request: Any, api_key: int, version: int, expect_response: bool, timeout_ms: int | None) -> Future:
         future: Future = Future()

@@ -138,3 +138,23 @@ def test_confluent_kafka_oauthbearer_unsecured_jws(secure_broker):
             "sasl.oauthbearer.config": "principal=svc-reporter lifeSeconds=600", "client.id": "ck-oauth"}
     assert ck_roundtrip(conf, "sasl-oauth", 50) == [b"sasl-oauth-%d" % i for i in range(50)]
     assert secure_broker.principals_of("ck-oauth") == {("SASL_PLAINTEXT", "User:svc-reporter")}
+
+
+def test_kafkapy_client_reauthenticates_before_the_session_expires(secure_broker, caplog):
+    from kafkapy.client.producer import KafkaProducer
+
+    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
+    producer = KafkaProducer({"bootstrap.servers": secure_broker.bootstrap("REAUTH"),
+                              "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                              "sasl.username": "alice", "sasl.password": "alice-secret", "client.id": "own-reauth"})
+    try:
+        offsets = []
+        for i in range(4):  # 4 x 0.8 s spans two 1.5 s sessions
+            offsets.append(producer.send("own-reauth", value=b"r-%d" % i).result(10).offset)
+            time.sleep(0.8)
+    finally:
+        producer.close()
+    assert offsets == [0, 1, 2, 3]
+    assert not [r for r in caplog.records if "expired" in r.getMessage()]  # never cut off by the broker
+    handshakes = [p for p in secure_broker.principals if p[1] == "own-reauth" and p[3] == 17]
+    assert len(handshakes) >= 3  # the first login per connection plus re-authentications
