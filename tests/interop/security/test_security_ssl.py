@@ -10,7 +10,7 @@ import ssl
 import time
 
 import pytest
-from security_helpers import ck_roundtrip
+from security_helpers import ck_roundtrip, run_tool
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -179,3 +179,24 @@ def test_kafkapy_client_rejects_an_untrusted_broker(secure_broker, tmp_path):
         assert "SSL handshake" in str(info.value) or "certificate" in str(info.value).lower()
     finally:
         admin.close()
+
+
+def test_kafkapy_client_and_tools_with_a_client_certificate(secure_broker, tmp_path):
+    from kafkapy.client.admin import AdminClient
+
+    pki = secure_broker.pki
+    admin = AdminClient({"bootstrap.servers": secure_broker.bootstrap("MTLS"), "security.protocol": "SSL",
+                         "ssl.truststore.location": str(pki.ca), "ssl.keystore.location": str(pki.client),
+                         "client.id": "own-mtls"})
+    try:
+        admin.list_topics()
+    finally:
+        admin.close()
+    assert secure_broker.principals_of("own-mtls") == {("MTLS", "User:client@eng")}
+    config = tmp_path / "mtls.properties"
+    config.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={pki.ca}\n"
+                      f"ssl.keystore.type=PEM\nssl.keystore.location={pki.client}\n")
+    r = run_tool("topics", "--bootstrap-server", secure_broker.bootstrap("MTLS"), "--command-config", str(config),
+                 "--create", "--topic", "mtls-tool")
+    assert r.rc == 0, r.err
+    assert r.out.strip() == "Created topic mtls-tool."
