@@ -64,7 +64,6 @@ class StubChannel:
 class Services:
     def __init__(self, replica_manager: ReplicaManager) -> None:
         self.replica_manager = replica_manager
-        self.extras: dict[str, Any] = {}
 
 
 def make_batch(records: int, value_size: int) -> bytes:

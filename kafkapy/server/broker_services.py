@@ -2,41 +2,51 @@
 
 KafkaServer builds one at startup and hands it to KafkaApis; handlers read what they need
 (`ctx.server.replica_manager`, `ctx.server.metadata_cache`, `ctx.server.controller`, ...) and never
-hold on to the bundle beyond the request. No byte format.
-Thread-safety: the bundle is written once before the first request and only read afterwards; each
-component is itself thread-safe.
+hold on to the bundle beyond the request. Every component has its own typed field: there is no
+open-ended dictionary, so a component a handler needs is added here with its type. No byte format.
+Thread-safety: the bundle is written once before the first request (the coordinators right after it is
+built) and only read afterwards; each component is itself thread-safe.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.time import SYSTEM, Time
 
 if TYPE_CHECKING:
     from kafkapy.cluster.metadata_cache import MetadataCache
     from kafkapy.controller.controller import Controller
+    from kafkapy.coordinator.group_coordinator import GroupCoordinator
+    from kafkapy.coordinator.producer_id_manager import ProducerIdManager
+    from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
     from kafkapy.server.kafka_config import KafkaConfig
+    from kafkapy.server.network.socket_server import SocketServer
+    from kafkapy.server.purgatory.delayed_controller_operation import DelayedControllerOperation
+    from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
     from kafkapy.server.replica_manager import ReplicaManager
+    from kafkapy.storage.log_manager import LogManager
 
 
 @dataclass(eq=False)
 class BrokerServices:
     config: KafkaConfig
-    time: Time = SYSTEM
-    replica_manager: ReplicaManager | None = None
-    metadata_cache: MetadataCache | None = None
-    controller: Controller | None = None
-    log_manager: Any = None
-    group_coordinator: Any = None
-    transaction_coordinator: Any = None
+    replica_manager: ReplicaManager
+    metadata_cache: MetadataCache
     # Kafka's "topic" purgatory: admin requests waiting for the controller (DelayedControllerOperation).
-    topic_purgatory: Any = None
+    topic_purgatory: DelayedOperationPurgatory[DelayedControllerOperation]
+    time: Time = SYSTEM
+    controller: Controller | None = None
+    log_manager: LogManager | None = None
+    group_coordinator: GroupCoordinator | None = None
+    transaction_coordinator: TransactionCoordinator | None = None
+    # Producer ids for InitProducerId (shared with the transaction coordinator); made on first use when
+    # the server did not set one (apis/producer_ids.producer_id_manager).
+    producer_id_manager: ProducerIdManager | None = None
+    socket_server: SocketServer | None = None
     broker_id: int = 0
     # Kafka's broker epoch: the czxid of this broker's /brokers/ids registration (cluster mode; -1 embedded).
     broker_epoch: int = -1
     # Listener name -> the (host, port) this broker advertises on it, resolved after binding.
     advertised: dict[str, tuple[str, int]] = field(default_factory=dict)
-    # Anything else a later component wants to publish to handlers (kept open on purpose).
-    extras: dict[str, Any] = field(default_factory=dict)

@@ -14,7 +14,7 @@ its own beyond the immutable registry.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import KafkaError, UnknownServerError
 from kafkapy.protocol.api_keys import ApiKey
@@ -26,12 +26,15 @@ from kafkapy.server.apis.registry import DEFERRED, NO_RESPONSE
 from kafkapy.server.network.request_channel import Request, RequestChannel
 from kafkapy.server.request_context import RequestContext
 
+if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
+
 log = logging.getLogger("kafka.server.KafkaApis")
 
 
 
 class KafkaApis:
-    def __init__(self, request_channel: RequestChannel, services: Any) -> None:
+    def __init__(self, request_channel: RequestChannel, services: BrokerServices) -> None:
         self.channel = request_channel
         self.services = services
         self.handlers = registry.load_handlers()

@@ -228,8 +228,8 @@ class KafkaServer:
         self.services = BrokerServices(
             config=config, time=time, replica_manager=rm, metadata_cache=self.metadata_cache,
             controller=self.controller, log_manager=self.log_manager, broker_id=self.broker_id,
-            advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints}, broker_epoch=self.broker_epoch,
-            extras={"socket_server": self.socket_server, "broker_epoch": self.broker_epoch},
+            advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
+            socket_server=self.socket_server, broker_epoch=self.broker_epoch,
             topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id))
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this
         # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.

@@ -2,16 +2,16 @@
 
 Applies the controller's LeaderAndIsr decisions (creating Partitions over logs from the LogManager,
 making this broker leader or follower) and StopReplica (dropping, optionally deleting, partitions).
-Produce: per partition, Kafka's ProduceRequest.validateRecords structure check (v3+: exactly one
-magic-2 batch, zstd only from v7; no CRC here, the log checks it once) then one append as leader
-(v0-2 magic 0/1 message sets are first up-converted to one magic-2 batch, as Kafka 3.x did);
-acks=-1 waits in the produce purgatory (DelayedProduce) until the HW reaches the appended offset.
+Produce: one append as leader per partition (the Produce handler has already applied the request
+version's rules: structure check, legacy up-conversion); acks=-1 waits in the produce purgatory
+(DelayedProduce) until the HW reaches the appended offset.
 Fetch: reads whole batches as FileRegions (never into Python) within partition_max_bytes and the
 response's max_bytes (only the first partition with data may exceed it, by one batch; v0-2 never);
 if fewer than min_bytes are ready the fetch waits in the fetch purgatory (DelayedFetch) until an
 append moves the HW (or the log end for followers) or max_wait_ms elapses. Also ListOffsets,
 OffsetForLeaderEpoch, DeleteRecords and the replication-offset-checkpoint (HW) file.
-Byte format: only the batch header fields named above (record/batch_header.py offsets).
+The request/answer value types live in fetch_params.py and partition_response.py (re-exported here).
+Byte format: none of its own (records pass through as bytes / FileRegions).
 Thread-safety: the partition map is copied on write under a lock and read without it; every
 Partition serialises its own state; append_records / fetch_messages run on any handler thread and
 call back on the thread that completes them (the caller's, or a purgatory's).
@@ -20,20 +20,18 @@ call back on the thread that completes them (the caller's, or a purgatory's).
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kafkapy.cluster.alter_isr_manager import AlterIsrManager
 from kafkapy.cluster.broker import Node
 from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState, StopReplicaPartitionState
-from kafkapy.cluster.partition import FetchIsolation, Partition
+from kafkapy.cluster.partition import Partition
 from kafkapy.common.errors import (
     ErrorCode,
-    InvalidRecordError,
     InvalidTopicExceptionError,
     KafkaError,
     NotLeaderOrFollowerError,
@@ -41,20 +39,17 @@ from kafkapy.common.errors import (
     PolicyViolationError,
     StaleControllerEpochError,
     UnknownTopicOrPartitionError,
-    UnsupportedCompressionTypeError,
 )
-from kafkapy.common.file_region import FileRegion
 from kafkapy.common.internal_topics import INTERNAL_TOPICS
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.record.crc import crc32c
-from kafkapy.record.errors import CorruptRecordError
-from kafkapy.record.memory_records import MemoryRecords
-from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
-from kafkapy.server.delayed_fetch import DelayedFetch, FetchPartitionStatus
-from kafkapy.server.delayed_produce import DelayedProduce, ProducePartitionStatus
-from kafkapy.server.purgatory import DelayedOperationPurgatory
+from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
+from kafkapy.server.partition_response import PartitionResponse, partition_error_response
+from kafkapy.server.purgatory.delayed_fetch import DelayedFetch, FetchPartitionStatus
+from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
+from kafkapy.server.purgatory.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
 from kafkapy.server.replica_fetcher_thread import InitialFetchState
 from kafkapy.server.replication_quota_manager import (
@@ -68,78 +63,6 @@ from kafkapy.server.replication_quota_manager import (
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 
-CONSUMER_REPLICA_ID = -1
-DEBUGGING_REPLICA_ID = -2
-READ_COMMITTED = 1
-_SIZE_AND_MAGIC = struct.Struct(">iib")  # batchLength, partitionLeaderEpoch, magic at byte 8
-_ATTRIBUTES = struct.Struct(">h")
-_ZSTD = 4
-# Errors whose message Kafka returns in the produce response (RecordValidationException's).
-_CUSTOM_MESSAGE_ERRORS = frozenset({ErrorCode.INVALID_RECORD, ErrorCode.INVALID_TIMESTAMP})
-
-
-@dataclass(slots=True)
-class PartitionResponse:
-    """One partition of a produce answer."""
-
-    error: int = 0
-    base_offset: int = -1
-    log_append_time: int = -1
-    log_start_offset: int = -1
-    error_message: str | None = None
-    record_errors: list[tuple[int, str | None]] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class FetchPartitionInfo:
-    fetch_offset: int
-    partition_max_bytes: int
-    log_start_offset: int = -1
-    current_leader_epoch: int = -1
-    last_fetched_epoch: int = -1
-
-
-@dataclass(slots=True)
-class FetchParams:
-    replica_id: int
-    max_wait_ms: int
-    min_bytes: int
-    max_bytes: int
-    isolation_level: int
-    partitions: dict[TopicPartition, FetchPartitionInfo]
-    hard_max_bytes_limit: bool = False
-    replica_epoch: int = -1
-
-    @property
-    def is_from_follower(self) -> bool:
-        return self.replica_id >= 0
-
-    @property
-    def isolation(self) -> FetchIsolation:
-        if self.replica_id >= 0:
-            return FetchIsolation.LOG_END
-        return FetchIsolation.TXN_COMMITTED if self.isolation_level == READ_COMMITTED else FetchIsolation.HIGH_WATERMARK
-
-    @property
-    def fetch_only_from_leader(self) -> bool:
-        return self.replica_id != DEBUGGING_REPLICA_ID
-
-
-@dataclass(slots=True)
-class FetchPartitionData:
-    """One partition of a fetch answer (Kafka's FetchPartitionData)."""
-
-    error: int
-    high_watermark: int = -1
-    last_stable_offset: int = -1
-    log_start_offset: int = -1
-    records: FileRegion | None = None
-    diverging_epoch: tuple[int, int] | None = None
-    current_leader: tuple[int, int] | None = None
-    preferred_read_replica: int = -1
-    # read_committed fetches: [(producer_id, first_offset)] of aborted transactions in range; else None
-    aborted_transactions: list[tuple[int, int]] | None = None
-
 
 @dataclass(slots=True)
 class ListOffsetsResult:
@@ -147,50 +70,6 @@ class ListOffsetsResult:
     timestamp: int = -1
     offset: int = -1
     leader_epoch: int = -1
-
-
-def validate_produce_batch_structure(records: Any, version: int) -> None:
-    """Kafka's ProduceRequest.validateRecords (v3+), before any CRC work: exactly one batch, magic 2,
-    no zstd before v7. Truncated input counts as no batch; a size field below 14 is CORRUPT_MESSAGE."""
-    if version < 3:
-        return
-    n = 0 if records is None else len(records)
-    what = f"Produce requests with version {version}"
-    if n < 17:
-        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
-    size, _epoch, magic = _SIZE_AND_MAGIC.unpack_from(records, 8)
-    if size < 14:
-        raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead (14)")
-    if size + 12 > n:
-        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
-    if magic != 2:
-        raise InvalidRecordError(f"{what} are only allowed to contain record batches with magic version 2")
-    if version < 7 and n >= 23 and _ATTRIBUTES.unpack_from(records, 21)[0] & 0x07 == _ZSTD:
-        raise UnsupportedCompressionTypeError(f"{what} are not allowed to use ZStandard compression")
-    if size + 12 < n:
-        rest = n - size - 12
-        if rest >= 12 and size + 12 + 12 + struct.unpack_from(">i", records, size + 12 + 8)[0] <= n:
-            raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
-
-
-def up_convert_legacy_records(records: Any) -> Any:
-    """Produce v0-2 carry magic 0/1 message sets; like Kafka 3.x's LogValidator, convert them to one magic-2
-    batch (same codec, keys, values, timestamps) since the log stores magic 2 only. Per-record work, on the
-    legacy path only: requests that already carry magic 2 are returned as they are."""
-    if records is None or len(records) < 17 or records[16] >= 2:
-        return records
-    builder: MemoryRecordsBuilder | None = None
-    for legacy in MemoryRecords(records).batches():
-        if legacy.magic >= 2:
-            raise InvalidRecordError("A produce request mixes magic 2 batches with legacy message sets")
-        legacy.ensure_valid()
-        if builder is None:
-            builder = MemoryRecordsBuilder(compression=legacy.compression)
-        for r in legacy.records():
-            builder.append(r.timestamp, r.key, r.value)
-    if builder is None:
-        raise InvalidRecordError("Produce requests must have at least one record per partition")
-    return builder.build()
 
 
 _produce_path_warm = False
@@ -508,7 +387,7 @@ class ReplicaManager:
     def append_records(self, timeout_ms: int, required_acks: int, entries: Mapping[TopicPartition, Any],
                        callback: Callable[[dict[TopicPartition, PartitionResponse]], None], *,
                        internal_topics_allowed: bool = False, origin: str = "client",
-                       produce_version: int | None = None, transactional_id: str | None = None) -> None:
+                       transactional_id: str | None = None) -> None:
         """Append each partition's records as leader, then answer through `callback` (now, or when
         acks=-1 is satisfied or times out)."""
         results: dict[TopicPartition, PartitionResponse] = {}
@@ -519,19 +398,13 @@ class ReplicaManager:
                 if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
                     raise InvalidTopicExceptionError(f"Cannot append to internal topic {tp.topic}")
                 partition = partitions.get(tp) or self.get_partition_or_error(tp)
-                if produce_version is not None:
-                    if produce_version < 3:
-                        records = up_convert_legacy_records(records)
-                    validate_produce_batch_structure(records, produce_version)
                 info = partition.append_records_to_leader(records if records is not None else b"", required_acks,
                                                           origin=origin)
                 results[tp] = PartitionResponse(0, info.first_offset, info.log_append_time, info.log_start_offset)
                 appended[tp] = info.last_offset + 1
             except KafkaError as e:
-                code = e.code
-                message = str(e) if code in _CUSTOM_MESSAGE_ERRORS else None
-                results[tp] = PartitionResponse(code, -1, -1, -1, message)
-                if code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+                results[tp] = partition_error_response(e)
+                if e.code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     log.debug("Error appending to %s: %s", tp, e)
             except Exception as e:
                 log.error("Error processing append operation on partition %s", tp, exc_info=e)

@@ -10,13 +10,14 @@ Thread-safety: a context belongs to one request; `respond` may be called from an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
 
 if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
     from kafkapy.server.network.request_channel import Request, RequestChannel
 
 
@@ -25,7 +26,7 @@ class RequestContext:
     request: Request
     header: RequestHeader
     channel: RequestChannel
-    server: Any  # the BrokerServices bundle (replica manager, metadata cache, controller, config, ...)
+    server: BrokerServices
 
     @property
     def api_version(self) -> int:

@@ -31,7 +31,7 @@ def batch(*values: bytes) -> bytes:
 
 def append(server: KafkaServer, tp: TopicPartition, records: bytes) -> int:
     out: list = []
-    server.replica_manager.append_records(1000, -1, {tp: records}, out.append, produce_version=9)
+    server.replica_manager.append_records(1000, -1, {tp: records}, out.append)
     assert out[0][tp].error == 0
     return out[0][tp].base_offset
 

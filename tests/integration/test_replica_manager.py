@@ -1,6 +1,7 @@
 """ReplicaManager over a real LogManager under MockTime: acks, min.insync.replicas, DelayedProduce and
 DelayedFetch completion and expiry through the purgatories (no reaper thread: the test advances the clock
-and fires due operations itself), follower fetches moving the HW, size limits, and error codes."""
+and fires due operations itself), follower fetches moving the HW, size limits, and error codes. Produces
+first pass the Produce handler's version rules (apis/produce.apply_version_rules), as a request would."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import pytest
 from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState, StopReplicaPartitionState
 from kafkapy.cluster.leader_and_isr import UpdateMetadataPartitionState as UMState
 from kafkapy.cluster.metadata_cache import MetadataCache
-from kafkapy.common.errors import ErrorCode
+from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import MockTime
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
+from kafkapy.server.apis.produce import apply_version_rules
 from kafkapy.server.kafka_config import KafkaConfig
+from kafkapy.server.partition_response import partition_error_response
 from kafkapy.server.replica_manager import FetchParams, FetchPartitionInfo, ReplicaManager
 from kafkapy.storage.log_manager import LogManager
 
@@ -53,7 +56,12 @@ class Harness:
     def produce(self, records: bytes, acks: int = 1, tp: TopicPartition = TP, timeout_ms: int = 1000,
                 version: int | None = 9) -> list:
         out: list = []
-        self.rm.append_records(timeout_ms, acks, {tp: records}, out.append, produce_version=version)
+        if version is not None:
+            try:
+                records = apply_version_rules(records, version)
+            except KafkaError as e:
+                return [{tp: partition_error_response(e)}]
+        self.rm.append_records(timeout_ms, acks, {tp: records}, out.append)
         return out
 
     def fetch(self, offsets: dict, max_wait_ms: int = 0, min_bytes: int = 1, max_bytes: int = 1 << 20,
@@ -157,8 +165,7 @@ def test_produce_errors_per_partition(h) -> None:
     corrupt[20] ^= 0x01
     out: list = []
     h.rm.append_records(1000, 1, {TP: bytes(corrupt), TopicPartition("nope", 0): batch(b"a"), other: batch(b"b"),
-                                  TopicPartition("__consumer_offsets", 0): batch(b"c")}, out.append,
-                        produce_version=9)
+                                  TopicPartition("__consumer_offsets", 0): batch(b"c")}, out.append)
     [r] = out
     assert r[TP].error == ErrorCode.CORRUPT_MESSAGE
     assert r[TopicPartition("nope", 0)].error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -15,7 +15,7 @@ Thread-safety: stateless.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import (
     ElectionNotNeededError,
@@ -43,7 +43,10 @@ from kafkapy.protocol.messages import (
 )
 from kafkapy.server.apis.registry import api
 from kafkapy.server.apis.topics import controller_of, respond_after_controller
-from kafkapy.server.delayed_controller_operation import controller_result
+from kafkapy.server.purgatory.delayed_controller_operation import controller_result
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 # AclOperation bits a CLUSTER supports: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
 # ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12, CREATE_TOKENS 13, DESCRIBE_TOKENS 14.
@@ -53,7 +56,7 @@ ENDPOINT_TYPE_BROKER = 1
 ENDPOINT_TYPE_NAMES = {1: "BROKER", 2: "CONTROLLER"}
 
 
-def _active_controller(ctx: Any) -> Any:
+def _active_controller(ctx: RequestContext) -> Any:
     controller = controller_of(ctx)
     if not controller.is_active:
         raise NotControllerError(None)
@@ -63,7 +66,7 @@ def _active_controller(ctx: Any) -> Any:
 # -- DescribeCluster ---------------------------------------------------------------------------------------------
 
 @api(ApiKey.DESCRIBE_CLUSTER, 0, 1)
-def handle_describe_cluster(ctx: Any, request: DescribeClusterRequest) -> DescribeClusterResponse:
+def handle_describe_cluster(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClusterResponse:
     version = ctx.api_version
     endpoint_type = request.endpoint_type if version >= 1 else ENDPOINT_TYPE_BROKER
     if endpoint_type != ENDPOINT_TYPE_BROKER:
@@ -124,7 +127,7 @@ def _elect_leaders_error(request: ElectLeadersRequest, version: int, code: int) 
 
 
 @api(ApiKey.ELECT_LEADERS, 0, 2, error_response=_elect_leaders_error)
-def handle_elect_leaders(ctx: Any, request: ElectLeadersRequest) -> Any:
+def handle_elect_leaders(ctx: RequestContext, request: ElectLeadersRequest) -> Any:
     partitions = _requested_partitions(request)
     election_type = request.election_type if ctx.api_version >= 1 else ElectionType.PREFERRED
     if election_type not in (ElectionType.PREFERRED, ElectionType.UNCLEAN):
@@ -146,7 +149,7 @@ def handle_elect_leaders(ctx: Any, request: ElectLeadersRequest) -> Any:
     return respond_after_controller(ctx, request, [future], request.timeout_ms, build)
 
 
-def _failed_election(ctx: Any, partitions: Any, e: KafkaError) -> ElectLeadersResponse:
+def _failed_election(ctx: RequestContext, partitions: Any, e: KafkaError) -> ElectLeadersResponse:
     return _election_response({tp: _outcome(e) for tp in partitions or []}, e.code if ctx.api_version >= 1 else 0)
 
 
@@ -158,7 +161,7 @@ def _stored_topics(controller: Any, names: list[str] | None) -> dict[str, Any]:
 
 
 @api(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, 0)
-def handle_list_partition_reassignments(ctx: Any, request: ListPartitionReassignmentsRequest
+def handle_list_partition_reassignments(ctx: RequestContext, request: ListPartitionReassignmentsRequest
                                         ) -> ListPartitionReassignmentsResponse:
     Resp = ListPartitionReassignmentsResponse
     controller = _active_controller(ctx)
@@ -178,7 +181,7 @@ def handle_list_partition_reassignments(ctx: Any, request: ListPartitionReassign
     return Resp(throttle_time_ms=0, error_code=0, error_message=None, topics=topics)
 
 
-def _reassignment_error(ctx: Any, tp: TopicPartition, target: list[int] | None) -> KafkaError | None:
+def _reassignment_error(ctx: RequestContext, tp: TopicPartition, target: list[int] | None) -> KafkaError | None:
     """Kafka's validateReplicas + maybeBuildReassignment for one partition; None when nothing is to do."""
     cache = ctx.server.metadata_cache
     state = cache.get_partition_state(tp)
@@ -209,7 +212,7 @@ def _seq(values: list[int]) -> str:
 
 
 @api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 0)
-def handle_alter_partition_reassignments(ctx: Any, request: AlterPartitionReassignmentsRequest
+def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest
                                          ) -> AlterPartitionReassignmentsResponse:
     Resp = AlterPartitionReassignmentsResponse
     _active_controller(ctx)

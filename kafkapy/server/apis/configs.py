@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import (
     InvalidConfigError,
@@ -50,7 +50,10 @@ from kafkapy.server.config_describer import (
     topic_config_types,
     validate_dynamic_broker_configs,
 )
-from kafkapy.server.delayed_controller_operation import controller_result
+from kafkapy.server.purgatory.delayed_controller_operation import controller_result
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
@@ -65,7 +68,7 @@ def _type_name(resource_type: int) -> str:
     return RESOURCE_TYPE_NAMES.get(resource_type, "UNKNOWN")
 
 
-def broker_id_of(ctx: Any, name: str, allow_default: bool = True) -> int | None:
+def broker_id_of(ctx: RequestContext, name: str, allow_default: bool = True) -> int | None:
     """The broker a BROKER resource names: None for "" (cluster default), else this broker's id."""
     my_id = ctx.server.config.broker_id
     if not name:
@@ -101,7 +104,7 @@ def _entry(e: DescribedConfig, version: int) -> Any:
         synonyms=[DCResp.DescribeConfigsSynonym(name=s.name, value=s.value, source=s.source) for s in e.synonyms])
 
 
-def _describe_resource(ctx: Any, helper: ConfigHelper, resource: Any, include_synonyms: bool,
+def _describe_resource(ctx: RequestContext, helper: ConfigHelper, resource: Any, include_synonyms: bool,
                        include_documentation: bool) -> list[DescribedConfig]:
     keys = resource.configuration_keys
     name = resource.resource_name
@@ -121,7 +124,7 @@ def _describe_resource(ctx: Any, helper: ConfigHelper, resource: Any, include_sy
 
 
 @api(ApiKey.DESCRIBE_CONFIGS, 0, 4, error_response=_describe_error)
-def handle_describe_configs(ctx: Any, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
+def handle_describe_configs(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     version = ctx.api_version
     helper = config_helper(ctx)
     include_synonyms = bool(request.include_synonyms) and version >= 1
@@ -153,18 +156,18 @@ def _alter_error(response_cls: Any) -> Callable[[Any, int, int], Any]:
     return build
 
 
-def _submit_topic(ctx: Any, name: str, configs: dict[str, str], validate_only: bool) -> Any:
+def _submit_topic(ctx: RequestContext, name: str, configs: dict[str, str], validate_only: bool) -> Any:
     topic_rules.validate(name)
     return controller_of(ctx).alter_topic_configs(name, configs, validate_only=validate_only)
 
 
-def _submit_broker(ctx: Any, name: str, configs: dict[str, str], validate_only: bool) -> Any:
+def _submit_broker(ctx: RequestContext, name: str, configs: dict[str, str], validate_only: bool) -> Any:
     broker_id = broker_id_of(ctx, name)
     validate_dynamic_broker_configs(configs, per_broker=broker_id is not None)
     return controller_of(ctx).alter_broker_configs(broker_id, configs, validate_only=validate_only)
 
 
-def _collect(ctx: Any, request: Any, response_cls: Any, submit: Callable[[Any], Any]) -> Any:
+def _collect(ctx: RequestContext, request: Any, response_cls: Any, submit: Callable[[Any], Any]) -> Any:
     """Submit every resource (submit returns a Future, or None when already done); answer when all are done."""
     pending: list[tuple[Any, Any]] = []
     for resource in request.resources:
@@ -191,7 +194,7 @@ def _collect(ctx: Any, request: Any, response_cls: Any, submit: Callable[[Any], 
 
 
 @api(ApiKey.ALTER_CONFIGS, 0, 2, error_response=_alter_error(AlterConfigsResponse))
-def handle_alter_configs(ctx: Any, request: AlterConfigsRequest) -> AlterConfigsResponse:
+def handle_alter_configs(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConfigsResponse:
     validate_only = bool(request.validate_only)
 
     def submit(resource: Any) -> Any:
@@ -206,7 +209,7 @@ def handle_alter_configs(ctx: Any, request: AlterConfigsRequest) -> AlterConfigs
     return _collect(ctx, request, AlterConfigsResponse, submit)
 
 
-def _alter_loggers(ctx: Any, name: str, ops: list[tuple[str, int, str | None]], validate_only: bool) -> None:
+def _alter_loggers(ctx: RequestContext, name: str, ops: list[tuple[str, int, str | None]], validate_only: bool) -> None:
     broker_id_of(ctx, name, allow_default=False)
     known = {n for n, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
     for logger_name, op, value in ops:
@@ -229,7 +232,7 @@ def _alter_loggers(ctx: Any, name: str, ops: list[tuple[str, int, str | None]], 
 
 
 @api(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, error_response=_alter_error(IncrementalAlterConfigsResponse))
-def handle_incremental_alter_configs(ctx: Any, request: IncrementalAlterConfigsRequest
+def handle_incremental_alter_configs(ctx: RequestContext, request: IncrementalAlterConfigsRequest
                                      ) -> IncrementalAlterConfigsResponse:
     validate_only = bool(request.validate_only)
     seen = [(r.resource_type, r.resource_name) for r in request.resources]

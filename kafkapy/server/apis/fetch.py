@@ -15,7 +15,7 @@ Thread-safety: stateless; the response is sent from whichever thread completes t
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
@@ -23,7 +23,10 @@ from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import FetchRequest, FetchResponse
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import DEFERRED, api
-from kafkapy.server.replica_manager import FetchParams, FetchPartitionData, FetchPartitionInfo
+from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
 Resp = FetchResponse
@@ -59,7 +62,7 @@ def fetch_error_response(request: FetchRequest, version: int, code: int) -> Fetc
 
 
 @api(ApiKey.FETCH, 4, 17, error_response=fetch_error_response)
-def handle_fetch(ctx: Any, request: FetchRequest) -> Any:
+def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
     services = ctx.server
     version = ctx.api_version
     if version >= 7 and request.session_epoch not in (_INITIAL_EPOCH, _FINAL_EPOCH):

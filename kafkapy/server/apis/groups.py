@@ -17,7 +17,7 @@ Thread-safety: stateless; responses are sent from whichever thread completes the
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
@@ -45,6 +45,10 @@ from kafkapy.protocol.messages import (
 )
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.purgatory import DelayedOperation
+
+if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
+    from kafkapy.server.request_context import RequestContext
 
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
 # AclOperation bits a group supports: READ 3, DELETE 6, DESCRIBE 8 (all allowed without an authorizer).
@@ -81,7 +85,7 @@ class GroupDelayedOperation(DelayedOperation):
         self.logic.on_expiration()
 
 
-def _coordinator(ctx: Any) -> GroupCoordinator | None:
+def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     coordinator = ctx.server.group_coordinator
     return coordinator if coordinator is not None and coordinator.is_active else None
 
@@ -92,7 +96,7 @@ _creating_lock = threading.Lock()
 _last_create_ms: dict[str, int] = {}
 
 
-def _create_internal_topic(services: Any, topic: str) -> None:
+def _create_internal_topic(services: BrokerServices, topic: str) -> None:
     """Ask the controller to create an internal topic (at most once a second: the controller answers
     duplicates with TOPIC_ALREADY_EXISTS; the guard only spares it bursts of identical requests)."""
     from kafkapy.server.apis.metadata import auto_create_topics
@@ -105,7 +109,7 @@ def _create_internal_topic(services: Any, topic: str) -> None:
     auto_create_topics(services, [topic])
 
 
-def find_coordinator_node(ctx: Any, key_type: int, key: str) -> tuple[int, int, str, int]:
+def find_coordinator_node(ctx: RequestContext, key_type: int, key: str) -> tuple[int, int, str, int]:
     """(error, node id, host, port) of the coordinator of `key`."""
     services = ctx.server
     if key_type == GROUP_KEY_TYPE:
@@ -115,7 +119,7 @@ def find_coordinator_node(ctx: Any, key_type: int, key: str) -> tuple[int, int, 
         topic, partition = GROUP_METADATA_TOPIC_NAME, coordinator.partition_for(key)
     elif key_type == TRANSACTION_KEY_TYPE:
         txn = services.transaction_coordinator
-        if txn is None or not hasattr(txn, "partition_for"):
+        if txn is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         topic, partition = TRANSACTION_STATE_TOPIC_NAME, txn.partition_for(key)
     else:
@@ -141,7 +145,7 @@ def find_coordinator_node(ctx: Any, key_type: int, key: str) -> tuple[int, int, 
 
 
 @api(ApiKey.FIND_COORDINATOR, 0, 6)
-def handle_find_coordinator(ctx: Any, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
+def handle_find_coordinator(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
     version = ctx.api_version
     if version >= 4:
         coordinators = []
@@ -169,7 +173,7 @@ def join_group_response(result: JoinGroupResult, version: int) -> JoinGroupRespo
 
 
 @api(ApiKey.JOIN_GROUP, 0, 9)
-def handle_join_group(ctx: Any, request: JoinGroupRequest) -> Any:
+def handle_join_group(ctx: RequestContext, request: JoinGroupRequest) -> Any:
     version = ctx.api_version
     coordinator = _coordinator(ctx)
     if coordinator is None:
@@ -191,7 +195,7 @@ def sync_group_response(result: SyncGroupResult) -> SyncGroupResponse:
 
 
 @api(ApiKey.SYNC_GROUP, 0, 5)
-def handle_sync_group(ctx: Any, request: SyncGroupRequest) -> Any:
+def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> Any:
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return sync_group_response(SyncGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
@@ -206,7 +210,7 @@ def handle_sync_group(ctx: Any, request: SyncGroupRequest) -> Any:
 
 
 @api(ApiKey.HEARTBEAT, 0, 4)
-def handle_heartbeat(ctx: Any, request: HeartbeatRequest) -> HeartbeatResponse:
+def handle_heartbeat(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
@@ -216,7 +220,7 @@ def handle_heartbeat(ctx: Any, request: HeartbeatRequest) -> HeartbeatResponse:
 
 
 @api(ApiKey.LEAVE_GROUP, 0, 5)
-def handle_leave_group(ctx: Any, request: LeaveGroupRequest) -> LeaveGroupResponse:
+def handle_leave_group(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
     version = ctx.api_version
     if version < 3:
         leaving = [(request.member_id, None, None)]
@@ -239,7 +243,7 @@ def handle_leave_group(ctx: Any, request: LeaveGroupRequest) -> LeaveGroupRespon
 # -- DescribeGroups / ListGroups / DeleteGroups ---------------------------------------------------------
 
 @api(ApiKey.DESCRIBE_GROUPS, 0, 6)
-def handle_describe_groups(ctx: Any, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+def handle_describe_groups(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
     version = ctx.api_version
     coordinator = _coordinator(ctx)
     ops = GROUP_AUTHORIZED_OPERATIONS if version >= 3 and request.include_authorized_operations \
@@ -271,7 +275,7 @@ def handle_describe_groups(ctx: Any, request: DescribeGroupsRequest) -> Describe
 
 
 @api(ApiKey.LIST_GROUPS, 0, 5)
-def handle_list_groups(ctx: Any, request: ListGroupsRequest) -> ListGroupsResponse:
+def handle_list_groups(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return ListGroupsResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
@@ -286,7 +290,7 @@ def handle_list_groups(ctx: Any, request: ListGroupsRequest) -> ListGroupsRespon
 
 
 @api(ApiKey.DELETE_GROUPS, 0, 2)
-def handle_delete_groups(ctx: Any, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+def handle_delete_groups(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
     coordinator = _coordinator(ctx)
     names = list(dict.fromkeys(request.groups_names))
     if coordinator is None:

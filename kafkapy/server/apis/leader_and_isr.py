@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkapy.cluster.broker import Node
 from kafkapy.cluster.leader_and_isr import (
@@ -40,6 +40,9 @@ from kafkapy.protocol.messages import (
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import api
 
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
+
 log = logging.getLogger("kafka.server.KafkaApis")
 LR = LeaderAndIsrResponse
 SR = StopReplicaResponse
@@ -47,7 +50,7 @@ EPOCH_DURING_DELETE = -2  # StopReplica leader epoch of a partition being delete
 T = TypeVar("T")
 
 
-def _fenced_apply(ctx: Any, request: Any, what: str, apply: Callable[[], T]) -> tuple[int, T | None]:
+def _fenced_apply(ctx: RequestContext, request: Any, what: str, apply: Callable[[], T]) -> tuple[int, T | None]:
     """Kafka's fencing of a controller request, then apply(): (error code, its result). A broker epoch below
     this broker's registration is STALE_BROKER_EPOCH (-1, an old controller, is never stale); an older
     controller epoch (the ReplicaManager's check) is STALE_CONTROLLER_EPOCH."""
@@ -108,7 +111,7 @@ def leader_and_isr_error_response(request: LeaderAndIsrRequest, version: int, co
 
 
 @api(ApiKey.LEADER_AND_ISR, 0, 7, error_response=leader_and_isr_error_response)
-def handle_leader_and_isr(ctx: Any, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
+def handle_leader_and_isr(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
     services = ctx.server
     version = ctx.api_version
     states = _partition_states(request, version)
@@ -141,7 +144,7 @@ def stop_replica_error_response(request: StopReplicaRequest, version: int, code:
 
 
 @api(ApiKey.STOP_REPLICA, 0, 4, error_response=stop_replica_error_response)
-def handle_stop_replica(ctx: Any, request: StopReplicaRequest) -> StopReplicaResponse:
+def handle_stop_replica(ctx: RequestContext, request: StopReplicaRequest) -> StopReplicaResponse:
     services = ctx.server
     version = ctx.api_version
     states = _stop_replica_states(request, version)

@@ -14,7 +14,7 @@ Thread-safety: stateless.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
@@ -25,9 +25,11 @@ from kafkapy.protocol.messages import (
     OffsetForLeaderEpochResponse,
 )
 from kafkapy.server.apis.registry import api
+from kafkapy.server.fetch_params import CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID
 
-CONSUMER_REPLICA_ID = -1
-DEBUGGING_REPLICA_ID = -2
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
+
 LO = ListOffsetsResponse
 OE = OffsetForLeaderEpochResponse
 
@@ -39,7 +41,7 @@ def list_offsets_error_response(request: ListOffsetsRequest, version: int, code:
 
 
 @api(ApiKey.LIST_OFFSETS, 0, 10, error_response=list_offsets_error_response)
-def handle_list_offsets(ctx: Any, request: ListOffsetsRequest) -> ListOffsetsResponse:
+def handle_list_offsets(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
     rm = ctx.server.replica_manager
     version = ctx.api_version
     replica_id = request.replica_id
@@ -70,7 +72,7 @@ def offset_for_leader_epoch_error_response(request: OffsetForLeaderEpochRequest,
 
 
 @api(ApiKey.OFFSET_FOR_LEADER_EPOCH, 0, 4, error_response=offset_for_leader_epoch_error_response)
-def handle_offset_for_leader_epoch(ctx: Any, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
+def handle_offset_for_leader_epoch(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
     rm = ctx.server.replica_manager
     fetch_only_from_leader = request.replica_id != DEBUGGING_REPLICA_ID
     topics = []

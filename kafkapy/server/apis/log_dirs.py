@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import KafkaError, KafkaStorageError, UnknownTopicOrPartitionError
 from kafkapy.common.topic_partition import TopicPartition
@@ -27,6 +27,9 @@ from kafkapy.protocol.messages import (
     DescribeLogDirsResponse,
 )
 from kafkapy.server.apis.registry import api
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 
@@ -41,7 +44,7 @@ def _usage(log_manager: Any, log_dir: str) -> tuple[int, int]:
 
 
 @api(ApiKey.DESCRIBE_LOG_DIRS, 0, 4)
-def handle_describe_log_dirs(ctx: Any, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
+def handle_describe_log_dirs(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
     log_manager = ctx.server.log_manager
     wanted: set[TopicPartition] | None = None
     if request.topics is not None:
@@ -78,7 +81,7 @@ def _delete_records_error(request: DeleteRecordsRequest, version: int, code: int
 
 
 @api(ApiKey.DELETE_RECORDS, 0, 2, error_response=_delete_records_error)
-def handle_delete_records(ctx: Any, request: DeleteRecordsRequest) -> DeleteRecordsResponse:
+def handle_delete_records(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsResponse:
     cache = ctx.server.metadata_cache
     offsets: dict[TopicPartition, int] = {}
     outcome: dict[TopicPartition, tuple[int, int]] = {}

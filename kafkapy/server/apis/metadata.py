@@ -14,7 +14,7 @@ Thread-safety: stateless; reads one MetadataCache snapshot per request.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode, InvalidRequestError, InvalidTopicExceptionError
 from kafkapy.common.internal_topics import (
@@ -27,6 +27,10 @@ from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import MetadataRequest, MetadataResponse
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import api
+
+if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
+    from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
@@ -64,7 +68,7 @@ def _auto_create_spec(config: Any, name: str, live_brokers: int) -> tuple[int, i
     return config.get_int("num.partitions"), config.get_int("default.replication.factor"), {}
 
 
-def auto_create_topics(services: Any, names: list[str]) -> dict[str, int]:
+def auto_create_topics(services: BrokerServices, names: list[str]) -> dict[str, int]:
     """Ask the controller to create `names` (not waiting); the error code each topic is answered with."""
     out: dict[str, int] = {}
     creatable = []
@@ -104,7 +108,7 @@ def metadata_error_response(request: MetadataRequest, version: int, code: int) -
 
 
 @api(ApiKey.METADATA, 0, 13, error_response=metadata_error_response)
-def handle_metadata(ctx: Any, request: MetadataRequest) -> MetadataResponse:
+def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     services = ctx.server
     cache = services.metadata_cache
     version = ctx.api_version

@@ -13,7 +13,7 @@ Thread-safety: stateless; the commit response is sent from the thread that compl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
@@ -30,8 +30,11 @@ from kafkapy.protocol.messages import (
 )
 from kafkapy.server.apis.registry import DEFERRED, api
 
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
-def _coordinator(ctx: Any) -> Any:
+
+def _coordinator(ctx: RequestContext) -> Any:
     coordinator = ctx.server.group_coordinator
     return coordinator if coordinator is not None and coordinator.is_active else None
 
@@ -56,7 +59,7 @@ def offset_commit_error_response(request: OffsetCommitRequest, version: int, cod
 
 
 @api(ApiKey.OFFSET_COMMIT, 0, 9, error_response=offset_commit_error_response)
-def handle_offset_commit(ctx: Any, request: OffsetCommitRequest) -> Any:
+def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest) -> Any:
     version = ctx.api_version
     services = ctx.server
     coordinator = _coordinator(ctx)
@@ -108,7 +111,7 @@ def _fetch_group(coordinator: Any, group_id: str, topics: list[tuple[str, list[i
 
 
 @api(ApiKey.OFFSET_FETCH, 0, 9)
-def handle_offset_fetch(ctx: Any, request: OffsetFetchRequest) -> OffsetFetchResponse:
+def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
     coordinator = _coordinator(ctx)
     Resp = OffsetFetchResponse
@@ -143,7 +146,7 @@ def handle_offset_fetch(ctx: Any, request: OffsetFetchRequest) -> OffsetFetchRes
 # -- OffsetDelete ---------------------------------------------------------------------------------------
 
 @api(ApiKey.OFFSET_DELETE, 0, 0)
-def handle_offset_delete(ctx: Any, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
+def handle_offset_delete(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return OffsetDeleteResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)

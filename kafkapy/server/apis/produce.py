@@ -1,8 +1,10 @@
 """Produce (api key 0), v0-12: hands each partition's records to the ReplicaManager and answers per partition.
 
-Versions: v3+ must carry exactly one magic-2 batch per partition (checked by the ReplicaManager before
-the CRC, as Kafka's ProduceRequest.validateRecords). v0-2 are served as Kafka 3.x served them: their
-magic 0/1 message sets are up-converted to one magic-2 batch (the log stores magic 2 only). Kafka 4
+Versions (the request version's rules live here, not in the ReplicaManager): v3+ must carry exactly one
+magic-2 batch per partition, zstd only from v7 (checked before the CRC, which the log checks once, as
+Kafka's ProduceRequest.validateRecords in KafkaApis); a partition failing it is answered with its error
+and never reaches the log. v0-2 are served as Kafka 3.x served them: their magic 0/1 message sets are
+up-converted to one magic-2 batch (the log stores magic 2 only). Kafka 4
 still advertises v0 (but refuses v0-2) because librdkafka derives its compression feature flags from
 the Produce range starting at 0 (KAFKA-18659); here v0-2 really work. acks must be -1, 0 or 1 (else
 INVALID_REQUIRED_ACKS); acks=0 sends no response, but closes the connection if a partition failed, as
@@ -14,17 +16,81 @@ Thread-safety: stateless; the response is sent from whichever thread completes t
 from __future__ import annotations
 
 import logging
-from typing import Any
+import struct
+from typing import TYPE_CHECKING, Any
 
-from kafkapy.common.errors import ErrorCode
+from kafkapy.common.errors import ErrorCode, InvalidRecordError, KafkaError, UnsupportedCompressionTypeError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import ProduceRequest, ProduceResponse
+from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.memory_records import MemoryRecords
+from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 from kafkapy.server.apis.registry import DEFERRED, api
-from kafkapy.server.replica_manager import PartitionResponse
+from kafkapy.server.partition_response import PartitionResponse, partition_error_response
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
 Resp = ProduceResponse
+_SIZE_AND_MAGIC = struct.Struct(">iib")  # batchLength, partitionLeaderEpoch, magic at byte 8
+_ATTRIBUTES = struct.Struct(">h")
+_BATCH_LENGTH = struct.Struct(">i")
+_ZSTD = 4
+
+
+def validate_produce_batch_structure(records: Any, version: int) -> None:
+    """Kafka's ProduceRequest.validateRecords (v3+), before any CRC work: exactly one batch, magic 2,
+    no zstd before v7. Truncated input counts as no batch; a size field below 14 is CORRUPT_MESSAGE."""
+    if version < 3:
+        return
+    n = 0 if records is None else len(records)
+    what = f"Produce requests with version {version}"
+    if n < 17:
+        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+    size, _epoch, magic = _SIZE_AND_MAGIC.unpack_from(records, 8)
+    if size < 14:
+        raise CorruptRecordError(f"Record size {size} is less than the minimum record overhead (14)")
+    if size + 12 > n:
+        raise InvalidRecordError(f"{what} must have at least one record batch per partition")
+    if magic != 2:
+        raise InvalidRecordError(f"{what} are only allowed to contain record batches with magic version 2")
+    if version < 7 and n >= 23 and _ATTRIBUTES.unpack_from(records, 21)[0] & 0x07 == _ZSTD:
+        raise UnsupportedCompressionTypeError(f"{what} are not allowed to use ZStandard compression")
+    if size + 12 < n:
+        rest = n - size - 12
+        if rest >= 12 and size + 12 + 12 + _BATCH_LENGTH.unpack_from(records, size + 12 + 8)[0] <= n:
+            raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
+
+
+def up_convert_legacy_records(records: Any) -> Any:
+    """Produce v0-2 carry magic 0/1 message sets; like Kafka 3.x's LogValidator, convert them to one magic-2
+    batch (same codec, keys, values, timestamps) since the log stores magic 2 only. Per-record work, on the
+    legacy path only: requests that already carry magic 2 are returned as they are."""
+    if records is None or len(records) < 17 or records[16] >= 2:
+        return records
+    builder: MemoryRecordsBuilder | None = None
+    for legacy in MemoryRecords(records).batches():
+        if legacy.magic >= 2:
+            raise InvalidRecordError("A produce request mixes magic 2 batches with legacy message sets")
+        legacy.ensure_valid()
+        if builder is None:
+            builder = MemoryRecordsBuilder(compression=legacy.compression)
+        for r in legacy.records():
+            builder.append(r.timestamp, r.key, r.value)
+    if builder is None:
+        raise InvalidRecordError("Produce requests must have at least one record per partition")
+    return builder.build()
+
+
+def apply_version_rules(records: Any, version: int) -> Any:
+    """The records a partition of a Produce request at `version` hands to the log: v0-2 up-converted to
+    magic 2, v3+ structure-checked (raises the partition's KafkaError)."""
+    if version < 3:
+        return up_convert_legacy_records(records)
+    validate_produce_batch_structure(records, version)
+    return records
 
 
 # A default current_leader shared by every answer (read only): PartitionProduceResponse() would otherwise build a
@@ -65,18 +131,26 @@ def produce_error_response(request: ProduceRequest, version: int, code: int) -> 
 
 
 @api(ApiKey.PRODUCE, 0, 12, error_response=produce_error_response)
-def handle_produce(ctx: Any, request: ProduceRequest) -> Any:
+def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
     services = ctx.server
     acks = request.acks
+    version = ctx.api_version
     if acks not in (-1, 0, 1):
-        return produce_error_response(request, ctx.api_version, ErrorCode.INVALID_REQUIRED_ACKS)
+        return produce_error_response(request, version, ErrorCode.INVALID_REQUIRED_ACKS)
     entries: dict[TopicPartition, Any] = {}
+    refused: dict[TopicPartition, PartitionResponse] = {}
     for t in request.topic_data:
         name = t.name
         for p in t.partition_data:
-            entries[TopicPartition(name, p.index)] = p.records
+            tp = TopicPartition(name, p.index)
+            try:
+                entries[tp] = apply_version_rules(p.records, version)
+            except KafkaError as e:
+                refused[tp] = partition_error_response(e)
 
     def respond(results: dict[TopicPartition, PartitionResponse]) -> None:
+        if refused:
+            results = {**refused, **results}
         if acks == 0:
             if any(r.error for r in results.values()):
                 ctx.close()
@@ -91,7 +165,9 @@ def handle_produce(ctx: Any, request: ProduceRequest) -> Any:
                           ctx.api_version, ctx.client_id)
             ctx.close()
 
-    services.replica_manager.append_records(
-        request.timeout_ms, acks, entries, respond, produce_version=ctx.api_version,
-        transactional_id=request.transactional_id)
+    if not entries:
+        respond({})
+        return DEFERRED
+    services.replica_manager.append_records(request.timeout_ms, acks, entries, respond,
+                                            transactional_id=request.transactional_id)
     return DEFERRED

@@ -8,7 +8,7 @@ an empty one is INVALID_REQUEST; a non-empty one is delegated to `ctx.server.tra
 (`handle_init_producer_id(transactional_id, transaction_timeout_ms, producer_id, producer_epoch,
 callback(error_code, producer_id, producer_epoch))`), or answered COORDINATOR_NOT_AVAILABLE without one.
 
-The ProducerIdManager lives in `ctx.server.extras["producer_id_manager"]` (created on first use when the
+The ProducerIdManager lives in `ctx.server.producer_id_manager` (created on first use when the
 server did not make one), reserving blocks in the controller's MetadataStore under Kafka's
 /latest_producer_id_block path, so ids survive restarts.
 Thread-safety: the manager is created once under a lock; it is thread-safe itself.
@@ -17,7 +17,7 @@ Thread-safety: the manager is created once under a lock; it is thread-safe itsel
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import (
     CoordinatorNotAvailableError,
@@ -32,29 +32,32 @@ from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 from kafkapy.server.apis.registry import DEFERRED, api
 
+if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
+    from kafkapy.server.request_context import RequestContext
+
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 
 _manager_lock = threading.Lock()
 
 
-def _block_store(services: Any) -> ProducerIdBlockStore:
-    store = getattr(getattr(services, "controller", None), "store", None)
-    if store is not None:
-        return store  # every MetadataStore keeps Kafka's /latest_producer_id_block record
+def _block_store(services: BrokerServices) -> ProducerIdBlockStore:
+    controller = services.controller
+    if controller is not None:
+        return controller.store  # every MetadataStore keeps Kafka's /latest_producer_id_block record
     return InMemoryProducerIdBlockStore()
 
 
-def producer_id_manager(services: Any) -> ProducerIdManager:
+def producer_id_manager(services: BrokerServices) -> ProducerIdManager:
     """The broker's ProducerIdManager (shared with the TransactionCoordinator)."""
-    extras = services.extras
-    manager = extras.get("producer_id_manager")
+    manager = services.producer_id_manager
     if manager is None:
         with _manager_lock:
-            manager = extras.get("producer_id_manager")
+            manager = services.producer_id_manager
             if manager is None:
                 manager = ProducerIdManager(services.config.broker_id, _block_store(services))
-                extras["producer_id_manager"] = manager
+                services.producer_id_manager = manager
     return manager
 
 
@@ -64,7 +67,7 @@ def _init_error(request: InitProducerIdRequest, version: int, code: int) -> Init
 
 
 @api(ApiKey.INIT_PRODUCER_ID, 0, 5, error_response=_init_error)
-def handle_init_producer_id(ctx: Any, request: InitProducerIdRequest) -> Any:
+def handle_init_producer_id(ctx: RequestContext, request: InitProducerIdRequest) -> Any:
     producer_id, producer_epoch = request.producer_id, request.producer_epoch
     if ctx.api_version < 3:
         producer_id, producer_epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH
@@ -76,7 +79,7 @@ def handle_init_producer_id(ctx: Any, request: InitProducerIdRequest) -> Any:
         return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=new_id, producer_epoch=0)
     if transactional_id == "":
         raise InvalidRequestError("The transactional id must not be empty")
-    coordinator = getattr(ctx.server, "transaction_coordinator", None)
+    coordinator = ctx.server.transaction_coordinator
     if coordinator is None:
         raise CoordinatorNotAvailableError("This broker has no transaction coordinator.")
 

@@ -13,14 +13,21 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.protocol.message import Message
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 DEFERRED = object()
 NO_RESPONSE = object()
 
-Handler = Callable[[Any, Message], Any]
+# The request body is the api's generated request class (Any: each handler names its own).
+Handler = Callable[["RequestContext", Any], Any]
 ErrorResponse = Callable[[Message, int, int], Message]
 
 

@@ -16,7 +16,7 @@ ILLEGAL_SASL_STATE. Thread-safety: one request per connection at a time (muting)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import (
     IllegalSaslStateError,
@@ -43,8 +43,11 @@ from kafkapy.server.security.sasl_server import (
 )
 from kafkapy.server.security.scram_credentials import ScramCredentialStore
 
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
-def _final(ctx: Any, body: Any, reason: object, delay_ms: int = 0) -> object:
+
+def _final(ctx: RequestContext, body: Any, reason: object, delay_ms: int = 0) -> object:
     """Answer with `body` (None: nothing, for bare tokens) as the connection's last response."""
     session: SaslSession = ctx.request.sasl
     session.state = SaslState.FAILED
@@ -55,7 +58,7 @@ def _final(ctx: Any, body: Any, reason: object, delay_ms: int = 0) -> object:
     return DEFERRED
 
 
-def _new_server(ctx: Any, session: SaslSession, mechanism: str) -> SaslServer:
+def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> SaslServer:
     if mechanism == "PLAIN":
         return PlainSaslServer(session.security.plain_users)
     if mechanism == "OAUTHBEARER":
@@ -64,7 +67,7 @@ def _new_server(ctx: Any, session: SaslSession, mechanism: str) -> SaslServer:
 
 
 @api(ApiKey.SASL_HANDSHAKE, 0, 1)
-def handle_sasl_handshake(ctx: Any, request: SaslHandshakeRequest) -> Any:
+def handle_sasl_handshake(ctx: RequestContext, request: SaslHandshakeRequest) -> Any:
     session: SaslSession | None = ctx.request.sasl
     if session is None:
         return SaslHandshakeResponse(error_code=IllegalSaslStateError.code, mechanisms=[])
@@ -85,7 +88,7 @@ def handle_sasl_handshake(ctx: Any, request: SaslHandshakeRequest) -> Any:
     return SaslHandshakeResponse(error_code=0, mechanisms=enabled)
 
 
-def _respond_token(ctx: Any, token: bytes, session_lifetime_ms: int = 0) -> Any:
+def _respond_token(ctx: RequestContext, token: bytes, session_lifetime_ms: int = 0) -> Any:
     if ctx.request.raw_sasl_token:
         ctx.channel.send_response(ctx.request, [len(token).to_bytes(4, "big") + token])
         return DEFERRED
@@ -93,7 +96,7 @@ def _respond_token(ctx: Any, token: bytes, session_lifetime_ms: int = 0) -> Any:
 
 
 @api(ApiKey.SASL_AUTHENTICATE, 0, 2)
-def handle_sasl_authenticate(ctx: Any, request: SaslAuthenticateRequest) -> Any:
+def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateRequest) -> Any:
     session: SaslSession | None = ctx.request.sasl
     if session is None:
         return SaslAuthenticateResponse(error_code=IllegalSaslStateError.code,

@@ -10,7 +10,7 @@ Thread-safety: stateless (the store is thread-safe).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
@@ -22,16 +22,19 @@ from kafkapy.protocol.messages import (
 from kafkapy.server.apis.registry import api
 from kafkapy.server.security.scram_credentials import Deletion, ScramCredentialStore, Upsertion
 
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
+
 DResp = DescribeUserScramCredentialsResponse
 AResp = AlterUserScramCredentialsResponse
 
 
-def _store(ctx: Any) -> ScramCredentialStore:
+def _store(ctx: RequestContext) -> ScramCredentialStore:
     return ScramCredentialStore(ctx.server.controller.store)
 
 
 @api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
-def handle_describe_user_scram_credentials(ctx: Any, request: DescribeUserScramCredentialsRequest) -> DResp:
+def handle_describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest) -> DResp:
     users = None if request.users is None or not request.users else [u.name for u in request.users]
     results = []
     for user, error, infos in _store(ctx).describe(users):
@@ -42,7 +45,7 @@ def handle_describe_user_scram_credentials(ctx: Any, request: DescribeUserScramC
 
 
 @api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
-def handle_alter_user_scram_credentials(ctx: Any, request: AlterUserScramCredentialsRequest) -> AResp:
+def handle_alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest) -> AResp:
     results = _store(ctx).alter(
         [Deletion(d.name, d.mechanism) for d in request.deletions],
         [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))

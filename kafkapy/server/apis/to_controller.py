@@ -9,7 +9,7 @@ Thread-safety: handlers only enqueue on the controller and answer from the topic
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
 from kafkapy.common.errors import ErrorCode, KafkaError
@@ -23,7 +23,10 @@ from kafkapy.protocol.messages.controlled_shutdown import (
 )
 from kafkapy.server.apis.registry import api
 from kafkapy.server.apis.topics import controller_of, respond_after_controller
-from kafkapy.server.delayed_controller_operation import controller_result
+from kafkapy.server.purgatory.delayed_controller_operation import controller_result
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 # -- ControlledShutdown -----------------------------------------------------------------------------------------
 
@@ -36,7 +39,7 @@ def _alter_partition_error(request: Any, version: int, code: int) -> AlterPartit
 
 
 @api(ApiKey.CONTROLLED_SHUTDOWN, 1, 3, error_response=_controlled_shutdown_error)
-def handle_controlled_shutdown(ctx: Any, request: ControlledShutdownRequest) -> Any:
+def handle_controlled_shutdown(ctx: RequestContext, request: ControlledShutdownRequest) -> Any:
     future = controller_of(ctx).controlled_shutdown(request.broker_id, request.broker_epoch)
 
     def build() -> ControlledShutdownResponse:
@@ -51,7 +54,7 @@ def handle_controlled_shutdown(ctx: Any, request: ControlledShutdownRequest) -> 
 # -- AlterPartition ---------------------------------------------------------------------------------------------
 
 @api(ApiKey.ALTER_PARTITION, 0, 1, error_response=_alter_partition_error)
-def handle_alter_partition(ctx: Any, request: AlterPartitionRequest) -> Any:
+def handle_alter_partition(ctx: RequestContext, request: AlterPartitionRequest) -> Any:
     items = [AlterPartitionItem(TopicPartition(t.topic_name, p.partition_index),
                                 LeaderAndIsr(request.broker_id, p.leader_epoch, tuple(p.new_isr),
                                              LeaderRecoveryState.of(p.leader_recovery_state), p.partition_epoch))

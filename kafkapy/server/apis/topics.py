@@ -17,7 +17,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import (
     InvalidRequestError,
@@ -42,26 +42,29 @@ from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis import registry
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.config_describer import ConfigHelper
-from kafkapy.server.delayed_controller_operation import complete_when_done, controller_result
+from kafkapy.server.purgatory.delayed_controller_operation import complete_when_done, controller_result
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
 
 # -- shared by the admin handlers ----------------------------------------------------------------------------
 
-def controller_of(ctx: Any) -> Any:
-    controller = getattr(ctx.server, "controller", None)
+def controller_of(ctx: RequestContext) -> Any:
+    controller = ctx.server.controller
     if controller is None:
         raise NotControllerError("This broker has no active controller.")
     return controller
 
 
-def wait_ms_for(ctx: Any, timeout_ms: int) -> int:
+def wait_ms_for(ctx: RequestContext, timeout_ms: int) -> int:
     """How long a handler waits for the controller: the request's timeout, or request.timeout.ms if <= 0."""
     return timeout_ms if timeout_ms > 0 else ctx.server.config.get_int("request.timeout.ms")
 
 
-def respond_after_controller(ctx: Any, request: Any, futures: list[concurrent.futures.Future], timeout_ms: int,
+def respond_after_controller(ctx: RequestContext, request: Any, futures: list[concurrent.futures.Future], timeout_ms: int,
                              build: Callable[[], Any]) -> Any:
     """Answer once the controller's futures are done (or the request times out) without holding this handler
     thread: `build()` makes the response from the finished futures (read them with `controller_result`)."""
@@ -83,9 +86,9 @@ def respond_after_controller(ctx: Any, request: Any, futures: list[concurrent.fu
     return DEFERRED
 
 
-def config_helper(ctx: Any) -> ConfigHelper:
+def config_helper(ctx: RequestContext) -> ConfigHelper:
     """A ConfigHelper over this broker's static config and its stored dynamic broker configs."""
-    controller = getattr(ctx.server, "controller", None)
+    controller = ctx.server.controller
     broker_id = ctx.server.config.broker_id
     dynamic_broker: dict[str, str] = {}
     dynamic_default: dict[str, str] = {}
@@ -121,7 +124,7 @@ def _create_topics_error(request: CreateTopicsRequest, version: int, code: int) 
     return CTResp(topics=[_create_error(t.name, code, None) for t in request.topics])
 
 
-def _created(ctx: Any, result: CreateTopicResult, version: int) -> Any:
+def _created(ctx: RequestContext, result: CreateTopicResult, version: int) -> Any:
     out = CTResp.CreatableTopicResult(name=result.name, error_code=0, error_message=None,
                                       topic_id=result.topic_id or ZERO_UUID)
     if version >= 5:
@@ -135,7 +138,7 @@ def _created(ctx: Any, result: CreateTopicResult, version: int) -> Any:
 
 
 @api(ApiKey.CREATE_TOPICS, 0, 7, error_response=_create_topics_error)
-def handle_create_topics(ctx: Any, request: CreateTopicsRequest) -> Any:
+def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> Any:
     version = ctx.api_version
     dups = _duplicates(t.name for t in request.topics)
     to_create = []
@@ -194,7 +197,7 @@ def _delete_topics_error(request: DeleteTopicsRequest, version: int, code: int) 
 
 
 @api(ApiKey.DELETE_TOPICS, 0, 6, error_response=_delete_topics_error)
-def handle_delete_topics(ctx: Any, request: DeleteTopicsRequest) -> Any:
+def handle_delete_topics(ctx: RequestContext, request: DeleteTopicsRequest) -> Any:
     version = ctx.api_version
     cache = ctx.server.metadata_cache
     controller = controller_of(ctx)
@@ -251,7 +254,7 @@ def _create_partitions_error(request: CreatePartitionsRequest, version: int, cod
 
 
 @api(ApiKey.CREATE_PARTITIONS, 0, 3, error_response=_create_partitions_error)
-def handle_create_partitions(ctx: Any, request: CreatePartitionsRequest) -> Any:
+def handle_create_partitions(ctx: RequestContext, request: CreatePartitionsRequest) -> Any:
     dups = _duplicates(t.name for t in request.topics)
     controller = controller_of(ctx)
     futures: dict[str, concurrent.futures.Future] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import CoordinatorNotAvailableError, ErrorCode
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
@@ -44,11 +44,15 @@ from kafkapy.protocol.messages import (
 from kafkapy.record.control_record import ControlRecordType, build_end_txn_marker_batch
 from kafkapy.server.apis.registry import DEFERRED, api
 
+if TYPE_CHECKING:
+    from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
+    from kafkapy.server.request_context import RequestContext
+
 log = logging.getLogger("kafka.server.KafkaApis")
 
 
 
-def _txn_coordinator(ctx: Any) -> Any:
+def _txn_coordinator(ctx: RequestContext) -> TransactionCoordinator:
     coordinator = ctx.server.transaction_coordinator
     if coordinator is None or not coordinator.is_active:
         raise CoordinatorNotAvailableError("The transaction coordinator is not available.")
@@ -77,7 +81,7 @@ def _add_partitions_error(request: AddPartitionsToTxnRequest, version: int, code
 
 
 @api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 3, error_response=_add_partitions_error)
-def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -> Any:
+def handle_add_partitions_to_txn(ctx: RequestContext, request: AddPartitionsToTxnRequest) -> Any:
     version = ctx.api_version
     topics: dict[str, list[int]] = {}
     for t in request.v3_and_below_topics:
@@ -103,7 +107,7 @@ def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -
 # -- AddOffsetsToTxn / EndTxn --------------------------------------------------------------------------
 
 @api(ApiKey.ADD_OFFSETS_TO_TXN, 0, 4)
-def handle_add_offsets_to_txn(ctx: Any, request: AddOffsetsToTxnRequest) -> Any:
+def handle_add_offsets_to_txn(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> Any:
     version = ctx.api_version
     coordinator = _txn_coordinator(ctx)
     group_coordinator = ctx.server.group_coordinator
@@ -120,7 +124,7 @@ def handle_add_offsets_to_txn(ctx: Any, request: AddOffsetsToTxnRequest) -> Any:
 
 
 @api(ApiKey.END_TXN, 0, 4)
-def handle_end_txn(ctx: Any, request: EndTxnRequest) -> Any:
+def handle_end_txn(ctx: RequestContext, request: EndTxnRequest) -> Any:
     version = ctx.api_version
     coordinator = _txn_coordinator(ctx)
 
@@ -135,7 +139,7 @@ def handle_end_txn(ctx: Any, request: EndTxnRequest) -> Any:
 # -- WriteTxnMarkers -------------------------------------------------------------------------------------
 
 @api(ApiKey.WRITE_TXN_MARKERS, 0, 1)
-def handle_write_txn_markers(ctx: Any, request: WriteTxnMarkersRequest) -> Any:
+def handle_write_txn_markers(ctx: RequestContext, request: WriteTxnMarkersRequest) -> Any:
     services = ctx.server
     rm = services.replica_manager
     R = WriteTxnMarkersResponse
@@ -217,7 +221,7 @@ def _txn_offset_commit_error(request: TxnOffsetCommitRequest, version: int, code
 
 
 @api(ApiKey.TXN_OFFSET_COMMIT, 0, 4, error_response=_txn_offset_commit_error)
-def handle_txn_offset_commit(ctx: Any, request: TxnOffsetCommitRequest) -> Any:
+def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitRequest) -> Any:
     version = ctx.api_version
     services = ctx.server
     coordinator = services.group_coordinator
@@ -250,7 +254,7 @@ def handle_txn_offset_commit(ctx: Any, request: TxnOffsetCommitRequest) -> Any:
 # -- DescribeProducers / DescribeTransactions / ListTransactions ---------------------------------------
 
 @api(ApiKey.DESCRIBE_PRODUCERS, 0, 0)
-def handle_describe_producers(ctx: Any, request: DescribeProducersRequest) -> DescribeProducersResponse:
+def handle_describe_producers(ctx: RequestContext, request: DescribeProducersRequest) -> DescribeProducersResponse:
     rm = ctx.server.replica_manager
     R = DescribeProducersResponse
     topics = []
@@ -274,7 +278,7 @@ def handle_describe_producers(ctx: Any, request: DescribeProducersRequest) -> De
 
 
 @api(ApiKey.DESCRIBE_TRANSACTIONS, 0, 0)
-def handle_describe_transactions(ctx: Any, request: DescribeTransactionsRequest) -> DescribeTransactionsResponse:
+def handle_describe_transactions(ctx: RequestContext, request: DescribeTransactionsRequest) -> DescribeTransactionsResponse:
     R = DescribeTransactionsResponse
     coordinator = ctx.server.transaction_coordinator
     if coordinator is None or not coordinator.is_active:
@@ -295,7 +299,7 @@ def handle_describe_transactions(ctx: Any, request: DescribeTransactionsRequest)
 
 
 @api(ApiKey.LIST_TRANSACTIONS, 0, 1)
-def handle_list_transactions(ctx: Any, request: ListTransactionsRequest) -> ListTransactionsResponse:
+def handle_list_transactions(ctx: RequestContext, request: ListTransactionsRequest) -> ListTransactionsResponse:
     R = ListTransactionsResponse
     coordinator = ctx.server.transaction_coordinator
     if coordinator is None:

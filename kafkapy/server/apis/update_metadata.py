@@ -9,7 +9,7 @@ Thread-safety: the cache swaps immutable snapshots.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkapy.cluster.broker import Broker, EndPoint
 from kafkapy.cluster.leader_and_isr import UpdateMetadataPartitionState
@@ -17,6 +17,9 @@ from kafkapy.common.errors import ErrorCode, StaleBrokerEpochError, StaleControl
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
 from kafkapy.server.apis.registry import api
+
+if TYPE_CHECKING:
+    from kafkapy.server.request_context import RequestContext
 
 SECURITY_PROTOCOL_NAMES = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 ZERO_UUID = uuid.UUID(int=0)
@@ -46,7 +49,7 @@ def _partition_states(request: UpdateMetadataRequest, version: int) -> list[Upda
 
 
 @api(ApiKey.UPDATE_METADATA, 0, 8)
-def handle_update_metadata(ctx: Any, request: UpdateMetadataRequest) -> UpdateMetadataResponse:
+def handle_update_metadata(ctx: RequestContext, request: UpdateMetadataRequest) -> UpdateMetadataResponse:
     cache = ctx.server.metadata_cache
     known_epoch = cache.snapshot().controller_epoch
     if request.controller_epoch < known_epoch:

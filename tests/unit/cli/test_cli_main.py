@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import sys
 import types
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from kafkapy.cli import main as cli_main
-
-DESIGN = Path(__file__).resolve().parents[4] / "shared" / "DESIGN.md"
-
 
 runner = CliRunner()
 
@@ -222,11 +218,8 @@ DESIGN_TOOLS = [
 
 
 def test_registry_covers_designs_tool_list():
+    # DESIGN_TOOLS is the design card's "Tools and CLI" list (the card lives outside this repository).
     assert [t for t in DESIGN_TOOLS if t not in cli_main.TOOLS] == []
-    if DESIGN.exists():
-        section = DESIGN.read_text().split("## Tools and CLI", 1)[1].split("`scripts/kafka-<tool>.sh`")[0]
-        for tool in DESIGN_TOOLS:
-            assert tool.replace("zookeeper-server-stop", "zookeeper-server-start/stop") in section, tool
 
 
 def test_every_registered_module_name_follows_the_convention():

@@ -103,8 +103,8 @@ def test_generator_check_detects_drift(tmp_path: Path) -> None:
     assert gen_protocol.snake("isKRaftController") == "is_kraft_controller"
     assert gen_protocol.snake("V3AndBelowTopics") == "v3_and_below_topics"
     assert gen_protocol.snake("ApiKeys") == "api_keys"
-    files = gen_protocol.generate(gen_protocol.shared_dir())
-    again = gen_protocol.generate(gen_protocol.shared_dir())
+    files = gen_protocol.generate(gen_protocol.specs_dir())
+    again = gen_protocol.generate(gen_protocol.specs_dir())
     assert files == again  # deterministic
     produce = gen_protocol.MESSAGES_DIR / "produce.py"
     assert produce.read_text() == files[produce]

@@ -43,7 +43,7 @@ class FakeCtx:
         cache = SimpleNamespace(contains_topic=lambda name: True, get_topic_name=lambda tid: None)
         self.time = MockTime()
         purgatory = DelayedOperationPurgatory("topic", self.time, reaper_enabled=False)
-        self.server = SimpleNamespace(config=config, controller=controller, metadata_cache=cache, extras={},
+        self.server = SimpleNamespace(config=config, controller=controller, metadata_cache=cache, producer_id_manager=None,
                                       transaction_coordinator=None, topic_purgatory=purgatory, **server)
         self.responses: list[Any] = []
 
@@ -125,4 +125,4 @@ def test_transactional_init_producer_id_goes_to_the_coordinator() -> None:
 def test_idempotent_init_producer_id_without_a_store_uses_memory() -> None:
     ctx = FakeCtx(0)
     ids = [handle_init_producer_id(ctx, InitProducerIdRequest(transactional_id=None)).producer_id for _ in range(3)]
-    assert ids == [0, 1, 2] and "producer_id_manager" in ctx.server.extras
+    assert ids == [0, 1, 2] and ctx.server.producer_id_manager is not None

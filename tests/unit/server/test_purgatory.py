@@ -8,7 +8,7 @@ import pytest
 
 from kafkapy.common.time import MockTime
 from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
-from kafkapy.server.timer import SystemTimer, TimerTask
+from kafkapy.server.purgatory.timer import SystemTimer, TimerTask
 
 
 class MockDelayedOperation(DelayedOperation):

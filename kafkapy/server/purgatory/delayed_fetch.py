@@ -1,0 +1,98 @@
+"""DelayedFetch: a fetch waiting for fetch.min.bytes of new data, or for max_wait_ms to elapse.
+
+Kafka's DelayedFetch rules, per partition it watches: complete at once if the partition is gone, no
+longer led by this broker (when the fetch must go to the leader), its leader epoch moved away from the
+one the fetcher named, or its log end fell below the fetch offset (truncation); otherwise count the
+bytes between the fetch offset and the end offset (the HW for consumers, the log end for followers),
+capped by partition_max_bytes, and complete when they reach min_bytes. Bytes are counted from batch
+headers only (the segment's index and batch sizes); records are never read. On completion (or expiry)
+the whole fetch is read again from the logs and answered. No byte format of its own.
+It reaches the partitions through a `FetchReader` (the ReplicaManager is one) passed in, so this module
+never imports the ReplicaManager.
+Thread-safety: try_complete runs under the operation's lock (purgatory contract); on_complete runs once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from kafkapy.cluster.partition import FetchIsolation
+from kafkapy.common.errors import KafkaError
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
+from kafkapy.server.purgatory.delayed_operation import DelayedOperation
+
+if TYPE_CHECKING:
+    from kafkapy.cluster.partition import Partition
+
+
+class FetchReader(Protocol):
+    """What a DelayedFetch needs of the ReplicaManager."""
+
+    def get_partition(self, tp: TopicPartition) -> Partition | None: ...
+
+    def read_from_local_log(self, params: FetchParams
+                            ) -> tuple[dict[TopicPartition, FetchPartitionData], int, bool]: ...
+
+
+@dataclass(slots=True)
+class FetchPartitionStatus:
+    start_offset: int
+    fetch_info: FetchPartitionInfo
+
+
+class DelayedFetch(DelayedOperation):
+    def __init__(self, delay_ms: int, params: FetchParams, statuses: dict[TopicPartition, FetchPartitionStatus],
+                 replica_manager: FetchReader,
+                 callback: Callable[[dict[TopicPartition, FetchPartitionData]], None]) -> None:
+        super().__init__(delay_ms)
+        self.params = params
+        self.statuses = statuses
+        self.replica_manager = replica_manager
+        self.callback = callback
+
+    def try_complete(self) -> bool:
+        params = self.params
+        rm = self.replica_manager
+        accumulated = 0
+        for tp, status in self.statuses.items():
+            info = status.fetch_info
+            fetch_offset = status.start_offset
+            partition = rm.get_partition(tp)
+            if partition is None:
+                return self.force_complete()
+            local_log = partition.log
+            if local_log is None or (params.fetch_only_from_leader and not partition.is_leader):
+                return self.force_complete()
+            if 0 <= info.current_leader_epoch != partition.leader_epoch:
+                return self.force_complete()
+            if params.is_from_follower:
+                end = partition.log_end_offset
+            elif params.isolation == FetchIsolation.TXN_COMMITTED:
+                end = partition.last_stable_offset
+            else:
+                end = partition.high_watermark
+            if end <= fetch_offset:
+                if fetch_offset > partition.log_end_offset:
+                    return self.force_complete()  # the log was truncated below the fetch offset
+                continue  # nothing new yet (or a new leader's HW still catching up)
+            if params.min_bytes - accumulated <= 1:
+                return self.force_complete()
+            try:
+                data = local_log.read(fetch_offset, info.partition_max_bytes, end, True)
+            except KafkaError:
+                return self.force_complete()
+            if data.records is not None:
+                accumulated += min(data.records.length, info.partition_max_bytes)
+            if accumulated >= params.min_bytes:
+                return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        results, _bytes, _urgent = self.replica_manager.read_from_local_log(self.params)
+        self.callback(results)
+
+    def __repr__(self) -> str:
+        return f"DelayedFetch(delay_ms={self.delay_ms}, partitions={[str(tp) for tp in self.statuses]})"
