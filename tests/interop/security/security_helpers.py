@@ -4,7 +4,8 @@ creating SCRAM users with `kafkapy configs`, a confluent-kafka round trip.
 Listeners: PLAINTEXT, SSL (ssl.client.auth=requested, DEFAULT principal mapping), MTLS (an SSL
 listener with ssl.client.auth=required and a mapping rule: `CN=client,OU=eng,...` -> `client@eng`),
 SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256/512), SASL_SSL (the same mechanisms over TLS) and REAUTH (a
-SASL_PLAINTEXT listener with PLAIN only and connections.max.reauth.ms=1500).
+SASL_PLAINTEXT listener with PLAIN only and connections.max.reauth.ms=1500), TLS12 (an SSL listener with
+ssl.enabled.protocols=TLSv1.2 and one cipher suite).
 PLAIN users come from the listener's JAAS config; SCRAM users are created by the tests through
 AlterUserScramCredentials. `SecureBroker.principals` records (listener, client_id, principal) of
 every request the broker handled, by wrapping KafkaApis.handle (a spy on the real broker).
@@ -46,9 +47,9 @@ class SecureBroker:
 def broker_overrides(pki: Pki, log_dir: str) -> dict[str, str]:
     return {
         "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,MTLS://127.0.0.1:0,"
-                     "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,REAUTH://127.0.0.1:0",
+                     "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,REAUTH://127.0.0.1:0,TLS12://127.0.0.1:0",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,"
-                                          "SASL_SSL:SASL_SSL,REAUTH:SASL_PLAINTEXT",
+                                          "SASL_SSL:SASL_SSL,REAUTH:SASL_PLAINTEXT,TLS12:SSL",
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": log_dir,
         "num.network.threads": "2",
@@ -70,6 +71,9 @@ def broker_overrides(pki: Pki, log_dir: str) -> dict[str, str]:
         "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.reauth.connections.max.reauth.ms": "1500",
+        # TLS12: TLS 1.2 only, one cipher suite (Kafka's Java name).
+        "listener.name.tls12.ssl.enabled.protocols": "TLSv1.2",
+        "listener.name.tls12.ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
     }
 
 

@@ -200,3 +200,21 @@ def test_kafkapy_client_and_tools_with_a_client_certificate(secure_broker, tmp_p
                  "--create", "--topic", "mtls-tool")
     assert r.rc == 0, r.err
     assert r.out.strip() == "Created topic mtls-tool."
+
+
+def test_enabled_protocols_and_cipher_suites(secure_broker, caplog):
+    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
+    ctx = _ssl_client_context(secure_broker)
+    with socket.create_connection(("127.0.0.1", secure_broker.port("TLS12")), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+            assert tls.version() == "TLSv1.2"
+            assert tls.cipher()[0] == "ECDHE-ECDSA-AES256-GCM-SHA384"
+            assert int.from_bytes(_api_versions_over(tls)[:4], "big") == 7
+    ctx13 = _ssl_client_context(secure_broker)
+    ctx13.minimum_version = ssl.TLSVersion.TLSv1_3
+    with socket.create_connection(("127.0.0.1", secure_broker.port("TLS12")), timeout=10) as raw:
+        with pytest.raises(ssl.SSLError):
+            ctx13.wrap_socket(raw, server_hostname="localhost")
+    _broker_still_serves(secure_broker)
+    lines = [r.getMessage() for r in caplog.records if "Failed authentication" in r.getMessage()]
+    assert len(lines) == 1 and "SSL handshake failed" in lines[0]
