@@ -1,11 +1,9 @@
 """Java .properties files and `k=v` flag values, as Kafka's tools read them.
 
 Owns the tool-facing wrappers: `load_properties(path)` for `--command-config`, `--producer.config`,
-`--consumer.config` (the parser itself is kafkapy.client.config's, shared with the client and the
-broker's KafkaConfig; this module only turns its failures into one-line tool errors, and refuses a file
-that is not a properties file: every line that is not blank, a comment or a continuation must be
-`key=value` or `key:value` with a config-style key ([A-Za-z0-9._-]), and no control characters; the
-error names the file and the first bad line);
+`--consumer.config` (the loader itself is kafkapy.common.properties', shared with the client and the
+broker's KafkaConfig, and refuses a file that is not a properties file; this module only turns its
+failures into one-line tool errors naming the file and the first bad line);
 `parse_key_values(["k=v", ...])` for repeated `--config`/`--property`/`--override` flags;
 `split_config_list("a=1,b=[x,y]")` for kafka-configs' `--add-config` (brackets group commas).
 
@@ -14,65 +12,26 @@ Stateless pure functions; thread-safe.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from kafkapy.cli.command import ToolError, UsageError
-
-_KEY_VALUE = re.compile(r"[A-Za-z0-9_.\-]+[ \t\f]*[=:]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    from kafkapy.client.config import parse_properties as _parse
-
-    return _parse(text)
+from kafkapy.common.properties import NotAPropertiesFileError
+from kafkapy.common.properties import load_properties as _load
 
 
 def load_properties(path: str) -> dict[str, str]:
     """Read a .properties file; a missing/unreadable file, or one that is not a properties file, is a
     one-line ToolError."""
-    from kafkapy.client.config import load_properties as _load
-
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:  # Java's own encoding for .properties
-            text = data.decode("latin-1")
-        bad = first_bad_line(text)
-        if bad is not None:
-            number, line = bad
-            shown = line if len(line) <= 40 else line[:37] + "..."
-            raise ToolError(f"{path} is not a properties file: line {number}: {shown!r} (expected key=value)")
         return _load(path)
+    except NotAPropertiesFileError as e:
+        raise ToolError(str(e)) from e
     except FileNotFoundError as e:
         raise ToolError(f"{path} (No such file or directory)") from e
     except IsADirectoryError as e:
         raise ToolError(f"{path} (Is a directory)") from e
     except OSError as e:
         raise ToolError(f"{path} ({e.strerror or e})") from e
-
-
-def first_bad_line(text: str) -> tuple[int, str] | None:
-    """(1-based number, text) of the first line that cannot be a Kafka config line, else None."""
-    continued = False
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.lstrip(" \t\f")
-        was_continued, continued = continued, _continues(raw)
-        if _CONTROL.search(raw):
-            return number, raw
-        if was_continued or not line or line[0] in "#!":
-            continue
-        if not _KEY_VALUE.match(line):
-            return number, raw
-    return None
-
-
-def _continues(line: str) -> bool:
-    """An odd number of trailing backslashes joins the next line (Properties.load)."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
 
 
 def parse_key_values(items: Iterable[str] | None, flag: str = "--property") -> dict[str, str]:

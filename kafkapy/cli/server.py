@@ -5,7 +5,9 @@ server-start [-daemon|--daemon] [server.properties] [--override k=v]...
   defaults), runs KafkaServer(config).startup(), and waits. SIGTERM/SIGINT/SIGHUP call shutdown()
   (flush + checkpoints: a clean shutdown); a second signal during shutdown exits at once.
   Logs go to stdout in Kafka's log4j layout "[2026-11-21 20:15:00,123] INFO <msg> (<logger>)";
-  this module logs "[KafkaServer id=N] starting/started/shutting down/shut down completed" itself.
+  this module logs "[KafkaServer id=N] starting/started; listening on PLAINTEXT://127.0.0.1:9092/shutting
+  down/shut down completed" itself. A server.properties that is not a properties file (a binary, a
+  script) is refused before anything starts: one line naming the file and its first bad line, exit 1.
   -daemon: re-runs itself detached (new session, stdin /dev/null) with output appended to
   $LOG_DIR/kafkaServer.out ($LOG_DIR defaults to the first log dir), waits until the child reports
   started (or dies: exit 1), then returns.
@@ -148,7 +150,7 @@ def _node_info(args: list[str], cwd: str | None) -> tuple[int | None, list[str],
         path = config if os.path.isabs(config) or cwd is None else os.path.join(cwd, config)
         config = path
         try:
-            from kafkapy.client.config import load_properties
+            from kafkapy.common.properties import load_properties
 
             props = load_properties(path)
         except (OSError, ValueError):
@@ -350,6 +352,17 @@ def _remove_records(paths: list[str]) -> None:
 DUPLICATE_SIGNAL_WINDOW_S = 2.0
 
 
+def listening_on(config, server) -> str:
+    """`PLAINTEXT://127.0.0.1:9092, SSL://0.0.0.0:9093`: each listener with its bound port; an empty host
+    binds every interface, which the line says as 0.0.0.0 (or [::])."""
+    parts = []
+    for ep in config.listener_endpoints():
+        port = server.bound_port(ep.listener_name)
+        host = ep.host or "0.0.0.0"
+        parts.append(f"{ep.listener_name}://{f'[{host}]' if ':' in host else host}:{port}")
+    return ", ".join(parts)
+
+
 def serve(config, args, stop_event: threading.Event | None = None, install_signals: bool = True) -> int:
     """Run a server in the foreground until a signal (or the server itself) stops it."""
     log = logging.getLogger(SERVER_LOGGER)
@@ -391,7 +404,7 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
             raise ToolError(f"Fatal error during KafkaServer startup: {e}") from e
         log_dirs = list(getattr(config, "log_dirs", []) or [])
         records = _write_records(config, server, args.config, log_dirs)
-        log.info("%s started", ident)
+        log.info("%s started; listening on %s", ident, listening_on(config, server))
 
         def watch() -> None:
             try:

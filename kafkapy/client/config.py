@@ -1,12 +1,11 @@
-"""Client configuration: Kafka's client config keys, types and defaults, and the .properties loader.
+"""Client configuration: Kafka's client config keys, types and defaults.
 
 Owns the Java-client config surface used by the producer, consumer and admin client. Keys are Kafka's
 verbatim (`bootstrap.servers`, `linger.ms`, ...); values may come from a dict (Python values or strings)
 or from a Java `.properties` file (`--command-config`, `--producer.config`). Unknown keys are kept but
 ignored, with a debug log, because the tools pass `--producer-property k=v` straight through.
 
-File format read: Java `Properties.load` text: `#`/`!` comments, `key=value`, `key:value` or
-`key value`, backslash line continuation, `\\uXXXX` and `\\t\\n\\r\\f` escapes.
+File format read: Java .properties text, through kafkapy.common.properties (the one loader).
 
 Thread-safety: a built ClientConfig is treated as immutable after construction.
 """
@@ -14,7 +13,6 @@ Thread-safety: a built ClientConfig is treated as immutable after construction.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -22,98 +20,6 @@ log = logging.getLogger(__name__)
 
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
-
-
-# ---------------------------------------------------------------------------------------------------
-# Java .properties parsing
-
-
-def _logical_lines(text: str) -> Iterable[str]:
-    """Join continuation lines (odd number of trailing backslashes) as Properties.load does."""
-    pending: str | None = None
-    for raw in text.splitlines():
-        line = raw.lstrip(" \t\f") if pending is not None else raw
-        if pending is None:
-            stripped = line.lstrip(" \t\f")
-            if not stripped or stripped[0] in "#!":
-                continue
-            line = stripped
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            pending = (pending or "") + line[:-1]
-            continue
-        yield (pending or "") + line
-        pending = None
-    if pending is not None:
-        yield pending
-
-
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out: list[str] = []
-    i = 0
-    n = len(s)
-    while i < n:
-        c = s[i]
-        if c != "\\" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
-        nxt = s[i + 1]
-        if nxt == "u" and i + 6 <= n:
-            try:
-                out.append(chr(int(s[i + 2 : i + 6], 16)))
-                i += 6
-                continue
-            except ValueError:
-                pass
-        out.append(_ESCAPES.get(nxt, nxt))
-        i += 2
-    return "".join(out)
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    i = 0
-    n = len(line)
-    while i < n:
-        c = line[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c in "=: \t\f":
-            break
-        i += 1
-    key = line[:i]
-    rest = line[i:]
-    # The separator is optional whitespace, then at most one '=' or ':', then optional whitespace.
-    rest = rest.lstrip(" \t\f")
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(" \t\f")
-    return _unescape(key), _unescape(rest)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java .properties text into an ordered dict of strings (later keys win)."""
-    props: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key, value = _split_key_value(line)
-        props[key] = value
-    return props
-
-
-def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Load a Java .properties file (ISO-8859-1 per Java; UTF-8 accepted as Kafka's tools do)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return parse_properties(text)
 
 
 def parse_key_value_pairs(pairs: Iterable[str]) -> dict[str, str]:

@@ -6,7 +6,8 @@ the listener grammar `NAME://host:port[,...]`, effective values of synonym keys 
 .minutes > .hours, ...) and the per-key facts DescribeConfigs reports (value, default, source,
 type, sensitive). Unknown keys are kept in `originals` and logged as unused, as Kafka does.
 
-File format read: Java .properties text (parsed by kafkapy.client.config.load_properties).
+File format read: Java .properties text (kafkapy.common.properties.load_properties: a file that is not
+a properties file is refused, naming the first bad line).
 Thread-safety: immutable after construction; share freely.
 """
 
@@ -22,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkapy.client.config import load_properties
 from kafkapy.cluster.broker import EndPoint
 from kafkapy.common.config_types import ConfigSource, ConfigType
+from kafkapy.common.properties import load_properties
 from kafkapy.server.kafka_config_defs import (
     CONFIG_DEFS,
     DEFAULT_SECURITY_PROTOCOL_MAP,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 import pytest
 
@@ -127,3 +128,15 @@ def test_scheduler_runs_periodic_tasks_and_survives_errors() -> None:
     finally:
         scheduler.shutdown()
     assert ran.count("boom") >= 2
+
+
+def test_server_start_says_where_it_listens(broker_process) -> None:
+    """`kafkapy server-start` prints one line with the address it bound (port 0 resolved)."""
+    handle = broker_process()
+    expected = f"[KafkaServer id=0] started; listening on PLAINTEXT://127.0.0.1:{handle.port} (kafka.server.KafkaServer)"
+    deadline = time.monotonic() + 10
+    while expected not in handle.output() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [line for line in handle.output().splitlines() if "started; listening on" in line]
+    assert len(lines) == 1 and lines[0].endswith(expected), handle.output()
+    assert handle.stop() == 0

@@ -51,7 +51,7 @@ class FakeServer:
     def await_shutdown(self) -> None:
         self.stopped.wait(30)
 
-    def bound_port(self) -> int:
+    def bound_port(self, listener_name: str | None = None) -> int:
         return 19092
 
 
@@ -141,7 +141,7 @@ def test_start_runs_until_sigterm_then_shuts_down_cleanly(tmp_path, monkeypatch,
     msgs = [pattern.match(line).group(1) for line in lines if pattern.match(line)]
     assert msgs == [
         "[KafkaServer id=7] starting",
-        "[KafkaServer id=7] started",
+        "[KafkaServer id=7] started; listening on PLAINTEXT://127.0.0.1:19092",
         "[KafkaServer id=7] Received signal SIGTERM, shutting down",
         "[KafkaServer id=7] shutting down",
         "[KafkaServer id=7] shut down completed",
@@ -306,3 +306,38 @@ def test_daemon_reports_a_child_that_dies_during_startup(tmp_path, monkeypatch, 
         for s in srv.find_servers():
             if s.node_id == node_id:
                 os.kill(s.pid, signal.SIGTERM)
+
+
+@pytest.mark.parametrize("content", [
+    b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00>\x00",
+    b'{"broker.id": 0, "log.dirs": "/tmp/x"}\n',
+    b"broker.id=0\nlisteners=PLAINTEXT://:9092\nthis line is prose, not a config\n",
+])
+def test_start_refuses_a_file_that_is_not_a_properties_file(tmp_path, monkeypatch, capsys, run_dir, content):
+    FakeServer.instances = []
+    monkeypatch.setattr(srv, "_make_server", lambda config: FakeServer(config))
+    props = tmp_path / "server.properties"
+    props.write_bytes(content)
+    assert srv.start_main([str(props)]) == 1
+    captured = capsys.readouterr()
+    assert FakeServer.instances == [] and captured.out == ""
+    err = captured.err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"Error: {props} is not a properties file: line ")
+    bad_line = 3 if content.startswith(b"broker.id") else 1
+    assert f"properties file: line {bad_line}: " in err[0]
+
+
+def test_listening_on_names_every_listener_with_its_bound_port(tmp_path):
+    from kafkapy.server.kafka_config import KafkaConfig
+
+    config = KafkaConfig.from_properties(None, {
+        "log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://:9093,V6://[::1]:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,V6:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL"})
+
+    class Bound:
+        def bound_port(self, listener_name=None):
+            return {"PLAINTEXT": 40001, "INTERNAL": 9093, "V6": 40002}[listener_name]
+
+    assert srv.listening_on(config, Bound()) == (
+        "PLAINTEXT://127.0.0.1:40001, INTERNAL://0.0.0.0:9093, V6://[::1]:40002")

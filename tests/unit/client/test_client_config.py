@@ -1,4 +1,4 @@
-"""Client configs: Kafka's keys and defaults, and the Java .properties loader."""
+"""Client configs: Kafka's keys and defaults."""
 
 from __future__ import annotations
 
@@ -8,48 +8,9 @@ from kafkapy.client.config import (
     AdminClientConfig,
     ConsumerConfig,
     ProducerConfig,
-    load_properties,
     parse_host_port,
     parse_key_value_pairs,
-    parse_properties,
 )
-
-
-def test_properties_format() -> None:
-    text = (
-        "# comment\n"
-        "! also a comment\n"
-        "\n"
-        "bootstrap.servers=localhost:9092\n"
-        "client.id : my-client\n"
-        "linger.ms 7\n"
-        "  batch.size=  1000\n"
-        "sasl.jaas.config=a \\\n"
-        "    b \\\n"
-        "    c\n"
-        "key\\=with\\:seps=v\n"
-        "unicode=caf\\u00e9\n"
-        "empty=\n"
-        "tab=a\\tb\n"
-    )
-    props = parse_properties(text)
-    assert props == {
-        "bootstrap.servers": "localhost:9092",
-        "client.id": "my-client",
-        "linger.ms": "7",
-        "batch.size": "1000",
-        "sasl.jaas.config": "a b c",
-        "key=with:seps": "v",
-        "unicode": "café",
-        "empty": "",
-        "tab": "a\tb",
-    }
-
-
-def test_load_properties_file(tmp_path) -> None:
-    p = tmp_path / "client.properties"
-    p.write_text("acks=1\ncompression.type=lz4\n")
-    assert load_properties(p) == {"acks": "1", "compression.type": "lz4"}
 
 
 def test_key_value_pairs() -> None:
