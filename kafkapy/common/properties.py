@@ -16,7 +16,10 @@ import os
 import re
 from collections.abc import Iterable
 
-_KEY_VALUE = re.compile(r"[A-Za-z0-9_.\-]+[ \t\f]*[=:]")
+_KEY_CHARS = r"(?:[A-Za-z0-9_.\-]|\\.)+"  # config-style key chars, or a backslash escape (`weird\ key`)
+# `key=value` / `key: value`, or Java's `key value` when the key is dotted like a Kafka config
+# (`num.io.threads 4`), so prose ("this is not a properties file") is not mistaken for a config line.
+_KEY_VALUE = re.compile(rf"{_KEY_CHARS}[ \t\f]*[=:]|{_KEY_CHARS}\.{_KEY_CHARS}[ \t\f]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
@@ -132,7 +135,8 @@ def first_bad_line(text: str) -> tuple[int, str] | None:
     """(1-based number, text) of the first line that cannot be a Kafka config line, else None.
 
     Every line that is not blank, a comment or a continuation must be `key=value` or `key:value` with a
-    config-style key ([A-Za-z0-9._-]); no line may hold control characters. (Properties.load would
+    config-style key ([A-Za-z0-9._-] and backslash escapes), or `dotted.key value`; no line may hold
+    control characters. (Properties.load would
     accept almost anything as `key value`; Kafka then warns per unknown key and runs on defaults, which
     is what a wrong file passed by mistake must not do.)
     """

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from kafkapy.common.properties import NotAPropertiesFileError, first_bad_line, load_properties, parse_properties
+from kafkapy.common.properties import (
+    NotAPropertiesFileError,
+    first_bad_line,
+    load_properties,
+    parse_properties,
+)
 
 
 def test_properties_format() -> None:
@@ -69,3 +74,8 @@ def test_first_bad_line_accepts_kafka_server_properties() -> None:
             "\n! comment\n")
     assert first_bad_line(text) is None
     assert first_bad_line('{"broker.id": 0}\n') == (1, '{"broker.id": 0}')
+
+
+def test_first_bad_line_accepts_java_separators_and_escaped_keys() -> None:
+    assert first_bad_line("num.io.threads 4\nweird\\ key=tab\\tvalue\nlisteners = PLAINTEXT://:9092\n") is None
+    assert first_bad_line("broker.id=0\nthis is not a properties file\n") == (2, "this is not a properties file")
