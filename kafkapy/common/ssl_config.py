@@ -132,7 +132,7 @@ def _load_keystore(ctx: ssl.SSLContext, get: ConfigGetter, required: bool) -> No
         if location is not None:
             ctx.load_cert_chain(location, password=password)
             return
-        if key is None:
+        if key is None or chain is None:
             raise SslConfigError("ssl.keystore.certificate.chain is set without ssl.keystore.key")
         # load_cert_chain reads files only: write the inline PEM to a private temporary file.
         with tempfile.TemporaryDirectory(prefix="kafkapy-ssl-") as tmp:

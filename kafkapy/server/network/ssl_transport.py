@@ -19,6 +19,7 @@ import os
 import socket
 import ssl
 from collections import deque
+from typing import cast
 
 from kafkapy.common.file_region import FileRegion
 
@@ -39,7 +40,7 @@ class SslTransport:
         """Write encrypted bytes; True when none are left. Raises OSError on a broken socket."""
         buf = self.out_buf
         if self.outgoing.pending:
-            data = self.outgoing.read()
+            data: bytes | memoryview = self.outgoing.read()
             if not buf:  # the usual case: send the new records straight, keep only what the socket refused
                 try:
                     n = sock.send(data)
@@ -75,7 +76,7 @@ class SslTransport:
         size = len(view)
         while filled < size:
             try:
-                k = obj.read(size - filled, view[filled:])
+                k = cast(int, obj.read(size - filled, view[filled:]))  # with a buffer: the count read
             except ssl.SSLWantReadError:
                 break
             except ssl.SSLZeroReturnError:
@@ -94,6 +95,7 @@ class SslTransport:
             if not queue:
                 return True, offset
             head = queue[0]
+            data: bytes | memoryview
             if isinstance(head, FileRegion):
                 want = min(head.length - offset, PLAIN_PIECE)
                 data = os.pread(head.file.fileno(), want, head.position + offset) if want > 0 else b""

@@ -89,12 +89,12 @@ class ScramCredentialStore:
         return infos
 
     def alter(self, deletions: Iterable[Deletion], upsertions: Iterable[Upsertion]) -> dict[str, KafkaError | None]:
-        dels, ups = list(deletions), list(upsertions)
+        items: list[Deletion | Upsertion] = [*deletions, *upsertions]
         results: dict[str, KafkaError | None] = {}
         counts: dict[tuple[str, int], int] = {}
-        for item in [*dels, *ups]:
+        for item in items:
             counts[(item.user, item.mechanism)] = counts.get((item.user, item.mechanism), 0) + 1
-        for item in [*dels, *ups]:
+        for item in items:
             if item.user in results:
                 continue
             if counts[(item.user, item.mechanism)] > 1:
@@ -109,7 +109,7 @@ class ScramCredentialStore:
             elif isinstance(item, Upsertion) and item.iterations > scram.MAX_ITERATIONS:
                 results[item.user] = UnacceptableCredentialError("Too many iterations")
         by_user: dict[str, list[Deletion | Upsertion]] = {}
-        for item in [*dels, *ups]:
+        for item in items:
             if item.user not in results:
                 by_user.setdefault(item.user, []).append(item)
         for user, items in by_user.items():
