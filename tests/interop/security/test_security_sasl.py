@@ -4,8 +4,11 @@ confluent-kafka and kafka-python, kcat over SASL_SSL, kafkapy's own client; SCRA
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from security_helpers import add_scram_user, ck_roundtrip, run_tool
@@ -158,3 +161,21 @@ def test_kafkapy_client_reauthenticates_before_the_session_expires(secure_broker
     assert not [r for r in caplog.records if "expired" in r.getMessage()]  # never cut off by the broker
     handshakes = [p for p in secure_broker.principals if p[1] == "own-reauth" and p[3] == 17]
     assert len(handshakes) >= 3  # the first login per connection plus re-authentications
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (needed to run kafkajs)")
+def test_kafkajs_sasl_ssl_scram_sha_256(scram_users):
+    js_dir = Path(__file__).resolve().parents[1] / "js"
+    if not (js_dir / "node_modules" / "kafkajs").is_dir():
+        pytest.skip("kafkajs is not installed (make test-deps runs npm ci in tests/interop/js)")
+    # kafkajs creates no topics on produce; make it first.
+    add_topic = run_tool("topics", "--bootstrap-server", scram_users.bootstrap("PLAINTEXT"), "--create", "--topic",
+                         "kafkajs-sasl")
+    assert add_topic.rc == 0, add_topic.err
+    proc = subprocess.run(["node", str(js_dir / "kafkajs_sasl_ssl.js"), scram_users.bootstrap("SASL_SSL"),
+                           str(scram_users.pki.ca), "scram-sha-256", "carol", "carol-secret", "kafkajs-sasl"],
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"produced": list(range(20)), "consumed": [f"js-{i}" for i in range(20)]}
+    assert scram_users.principals_of("kafkajs-sasl-ssl") == {("SASL_SSL", "User:carol")}
