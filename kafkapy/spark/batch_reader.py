@@ -16,6 +16,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.spark.errors import spark_facing
 from kafkapy.spark.offset_reader import KafkaOffsetReader, check_ranges, offset_ranges
 from kafkapy.spark.options import SourceOptions
 from kafkapy.spark.partition_reader import RangeRead, read_range
@@ -52,6 +53,7 @@ class KafkaBatchReader(DataSourceReader):
         self.schema = schema
         self.spec = range_read(options)
 
+    @spark_facing
     def partitions(self) -> list[KafkaInputPartition]:
         reader = KafkaOffsetReader(self.options)
         try:
@@ -65,5 +67,6 @@ class KafkaBatchReader(DataSourceReader):
         # Spark needs at least one partition to run the read; an empty range yields nothing.
         return parts or [KafkaInputPartition("", -1, 0, 0)]
 
+    @spark_facing
     def read(self, partition: KafkaInputPartition) -> Iterator[Any]:
         return read_partition(self.spec, self.schema, partition)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource
 
+from kafkapy.spark.errors import spark_facing
 from kafkapy.spark.options import parse_sink_options, parse_source_options
 from kafkapy.spark.schema import schema_ddl
 
@@ -34,21 +35,25 @@ class KafkaDataSource(DataSource):
     def schema(self) -> str:
         return schema_ddl(_include_headers(self.options))
 
+    @spark_facing
     def reader(self, schema: Any) -> Any:
         from kafkapy.spark.batch_reader import KafkaBatchReader
 
         return KafkaBatchReader(parse_source_options(self.options, streaming=False), schema)
 
+    @spark_facing
     def streamReader(self, schema: Any) -> Any:
         from kafkapy.spark.stream_reader import KafkaStreamReader
 
         return KafkaStreamReader(parse_source_options(self.options, streaming=True), schema)
 
+    @spark_facing
     def writer(self, schema: Any, overwrite: bool) -> Any:
         from kafkapy.spark.writer import KafkaBatchWriter
 
         return KafkaBatchWriter(parse_sink_options(self.options), schema)
 
+    @spark_facing
     def streamWriter(self, schema: Any, overwrite: bool) -> Any:
         from kafkapy.spark.writer import KafkaStreamWriter
 

@@ -117,10 +117,9 @@ def read_range(
             next_offset = _collect(cols, p, offset, read_committed, bool(config["check.crcs"]), tp)
             if next_offset > offset:
                 deadline = time.monotonic() + spec.poll_timeout_ms / 1000
-                batch = cols.build(offset, until_offset)
+                batches = cols.build(offset, until_offset)
                 offset = next_offset
-                if batch is not None:
-                    yield batch
+                yield from batches
             elif p.high_watermark <= offset or not p.records:
                 # Nothing at this offset yet (a range planned past what is readable, e.g. uncommitted).
                 _wait_or_fail(deadline, tp, offset, spec.poll_timeout_ms)

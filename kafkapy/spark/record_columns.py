@@ -176,10 +176,15 @@ class RecordColumns:
         self._max_ts += [h.max_timestamp] * count
         self._ts_types += [1 if log_append else 0] * count
 
-    def build(self, start_offset: int = 0, end_offset: int | None = None) -> pa.RecordBatch | None:
-        """One RecordBatch of the records with start_offset <= offset < end_offset; None if there are none."""
+    def build(self, start_offset: int = 0, end_offset: int | None = None) -> list[pa.RecordBatch]:
+        """RecordBatches of the records with start_offset <= offset < end_offset: one for the magic-2
+        records, one more for magic 0/1 records if any (empty batches are left out)."""
+        out = [self._build_v2(start_offset, end_offset)]
         if self._legacy:
-            return self._build_legacy(start_offset, end_offset)
+            out.append(self._build_legacy(start_offset, end_offset))
+        return [b for b in out if b is not None]
+
+    def _build_v2(self, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
         n = len(self._starts)
         if n == 0:
             return None

@@ -28,6 +28,7 @@ from pyspark.sql.streaming.datasource import (
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.spark.batch_reader import KafkaInputPartition, range_read, read_partition
+from kafkapy.spark.errors import spark_facing
 from kafkapy.spark.offset_reader import KafkaOffsetReader, check_ranges, offset_ranges, rate_limit
 from kafkapy.spark.offsets import from_partition_offsets_json, partition_offsets_json
 from kafkapy.spark.options import SourceOptions
@@ -54,6 +55,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- offsets (driver) ------------------------------------------------------------------------
 
+    @spark_facing
     def initialOffset(self) -> dict:
         reader = self.offset_reader
         tps = reader.partitions()
@@ -73,6 +75,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         reader = self.offset_reader
         return reader.latest(reader.partitions())
 
+    @spark_facing
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = from_partition_offsets_json(start)
         latest = self._latest()
@@ -90,6 +93,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def reportLatestOffset(self) -> dict | None:
         return partition_offsets_json(self._latest())
 
+    @spark_facing
     def partitions(self, start: dict, end: dict) -> list[KafkaInputPartition]:
         begin = from_partition_offsets_json(start)
         until = from_partition_offsets_json(end)
@@ -109,5 +113,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- data (executors) ------------------------------------------------------------------------
 
+    @spark_facing
     def read(self, partition: KafkaInputPartition) -> Iterator[Any]:
         return read_partition(self.spec, self.schema, partition)

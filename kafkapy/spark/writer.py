@@ -20,7 +20,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-from kafkapy.spark.errors import KafkaSinkError
+from kafkapy.spark.errors import KafkaSinkError, spark_facing
 from kafkapy.spark.options import SinkOptions
 
 _HEADERS_TYPE = "array<struct<key:string,value:binary>>"
@@ -109,6 +109,7 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         validate_sink_schema(schema, options.topic)
         self.options = options
 
+    @spark_facing
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
         return KafkaCommitMessage(write_batches(self.options, iterator))
 
@@ -124,6 +125,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         validate_sink_schema(schema, options.topic)
         self.options = options
 
+    @spark_facing
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
         return KafkaCommitMessage(write_batches(self.options, iterator))
 

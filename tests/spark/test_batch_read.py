@@ -124,3 +124,54 @@ def test_bad_options_fail_with_sparks_wording(spark, topic, options, wording) ->
         r.load().collect()
     text = str(info.value)
     assert wording in text
+    assert "Traceback" not in text  # Spark's one-line wording, not a worker's Python traceback
+
+
+def test_lost_offsets_fail_or_skip_as_failondataloss_says(spark, topic) -> None:
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.topic_partition import TopicPartition
+
+    create_topic(topic["bootstrap"], "spark-lost", 1)
+    produce(topic["bootstrap"], "spark-lost", [{"value": b"r%d" % i, "timestamp": T0 + i} for i in range(20)])
+    with AdminClient({"bootstrap.servers": topic["bootstrap"]}) as admin:
+        admin.delete_records({TopicPartition("spark-lost", 0): 8})
+    starting = json.dumps({"spark-lost": {"0": 3}})
+    with pytest.raises(Exception) as info:
+        read(spark, topic, subscribe="spark-lost", startingOffsets=starting).collect()
+    text = str(info.value)
+    assert "Cannot fetch offset 3 (TopicPartition: spark-lost-0): the earliest offset in the log is 8." in text
+    assert 'set the source option "failOnDataLoss" to "false"' in text and "Traceback" not in text
+    rows = read(spark, topic, subscribe="spark-lost", startingOffsets=starting, failOnDataLoss="false").collect()
+    assert sorted((r.offset, r.value) for r in rows) == [(i, b"r%d" % i) for i in range(8, 20)]
+
+
+def test_log_segment_analytics_reads_the_brokers_log_dir_offline(spark, topic, kafkapy_broker) -> None:
+    """The log-segment example's report over this module's broker log dir, against kafkapy's decoder."""
+    import datetime as dt
+    import os
+    import sys
+    from pathlib import Path
+
+    from kafkapy.record.memory_records import MemoryRecords
+    from kafkapy.spark.log_segments import LogSegmentsDataSource
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "log_segments"))
+    from log_segment_analytics import partition_report
+
+    spark.dataSource.register(LogSegmentsDataSource)
+    log_dir = kafkapy_broker.log_dir
+    report = partition_report(spark.read.format("kafkapy-log-segments").load(log_dir)).collect()
+    got = {(r.topic, r.partition): (r.segments, r.batches, r.records, r.bytes, r.keys, r.first, r.last, r.codecs)
+           for r in report if r.topic == topic["name"]}
+    want = {}
+    for p in range(PARTITIONS):
+        pdir = os.path.join(log_dir, f"{topic['name']}-{p}")
+        segs = [f for f in os.listdir(pdir) if f.endswith(".log")]
+        batches = list(MemoryRecords(b"".join(Path(pdir, f).read_bytes() for f in sorted(segs))).batches())
+        recs = [r for b in batches for r in b.records()]
+        stamps = [dt.datetime.fromtimestamp(r.timestamp / 1000) for r in recs]
+        want[(topic["name"], p)] = (len(segs), len(batches), len(recs), sum(b.size_in_bytes for b in batches),
+                                    len({r.key for r in recs if r.key is not None}), min(stamps), max(stamps),
+                                    sorted({b.compression.lower_name for b in batches}))
+    assert got == want
+    assert all(v[2] == N // PARTITIONS and v[7] == ["lz4"] for v in got.values())

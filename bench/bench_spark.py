@@ -1,0 +1,142 @@
+"""Figures for the kafkapy Spark data source (not a test): read and write rows/s in local[2], and the
+wall time of `kafkapy spark-submit` for the clickstream batch example.
+
+    .venv/bin/python bench/bench_spark.py [--records 1000000] [--value-bytes 100] [--rounds 2]
+
+A kafkapy broker runs as a subprocess on 127.0.0.1 (bench_rebalance.start_broker, tmp log dir). Figures:
+- read: 1 M 100-byte records (4 partitions, produced by confluent-kafka) read with format("kafkapy")
+  into a grouped count (`groupBy("partition").count()`), rows/s = records / query seconds (the
+  SparkSession is started before timing; best and all rounds printed);
+- write: 1 M rows (`spark.range` -> key string, 100-byte value) written with format("kafkapy"),
+  rows/s = rows / save seconds (acks=1, uncompressed, linger.ms=5);
+- spark-submit: wall time of `kafkapy spark-submit examples/clickstream/clickstream_batch.py` over
+  100 000 click events, from process start to exit (JVM, session, job, write).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int = 4) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the futures complete
+    for f in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+        f.result(30)
+
+
+def produce_records(bootstrap: str, topic: str, n: int, size: int) -> None:
+    from confluent_kafka import Producer
+
+    create_topic(bootstrap, topic)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000,
+                         "queue.buffering.max.messages": 500_000, "enable.idempotence": False})
+    value = b"x" * size
+    for i in range(n):
+        while True:
+            try:
+                producer.produce(topic, value=value, key=b"%d" % (i % 1000))
+                break
+            except BufferError:
+                producer.poll(0.05)
+        if i % 10000 == 0:
+            producer.poll(0)
+    if producer.flush(120):
+        raise SystemExit("produce failed")
+
+
+def end_offsets_sum(bootstrap: str, topic: str) -> int:
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.topic_partition import TopicPartition
+
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        parts = admin.describe_topics([topic])[topic].partitions
+        found = admin.list_offsets({TopicPartition(topic, p.partition): "latest" for p in parts})
+    return sum(v.offset for v in found.values())
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, default=1_000_000)
+    p.add_argument("--value-bytes", type=int, default=100)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--click-events", type=int, default=100_000)
+    a = p.parse_args(argv)
+    env = {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    os.environ.update(env)
+    os.environ["PYTHONPATH"] = str(REPO) + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
+    tmp = tempfile.mkdtemp(prefix="bench-spark-")
+    from bench_rebalance import start_broker  # the same `kafkapy server-start` subprocess
+
+    proc, port = start_broker(os.path.join(tmp, "data"), tmp, 0)
+    bootstrap = f"127.0.0.1:{port}"
+    try:
+        t = time.monotonic()
+        produce_records(bootstrap, "bench-spark-in", a.records, a.value_bytes)
+        print(f"produced {a.records} x {a.value_bytes} B records in {time.monotonic() - t:.1f} s (confluent-kafka)")
+
+        from pyspark.sql import SparkSession
+
+        spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
+                 .config("spark.driver.memory", "1g").getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", "bench-spark-in").load())
+        reads = []
+        for _ in range(a.rounds):
+            t = time.monotonic()
+            counts = df.groupBy("partition").count().collect()
+            reads.append(time.monotonic() - t)
+            assert sum(r["count"] for r in counts) == a.records, counts
+        print(f"read  {a.records} rows into a grouped count, local[2]: best {a.records / min(reads):,.0f} rows/s "
+              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)})")
+
+        out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
+                                                f"repeat('x', {a.value_bytes}) AS value")
+        writes = []
+        for i in range(a.rounds):
+            topic = f"bench-spark-out-{i}"
+            create_topic(bootstrap, topic)
+            t = time.monotonic()
+            (out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
+             .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1").save())
+            writes.append(time.monotonic() - t)
+            assert end_offsets_sum(bootstrap, topic) == a.records
+        print(f"write {a.records} rows to a topic, local[2]: best {a.records / min(writes):,.0f} rows/s "
+              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)})")
+        spark.stop()
+
+        sys.path.insert(0, str(REPO / "examples" / "clickstream"))
+        from clicks import click_events, produce_clicks
+
+        produce_clicks(bootstrap, "bench-clicks", click_events(a.click_events), partitions=3)
+        t = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "spark-submit",
+                               str(REPO / "examples" / "clickstream" / "clickstream_batch.py"),
+                               "--bootstrap-server", bootstrap, "--input", "bench-clicks", "--output", "bench-counts"],
+                              capture_output=True, text=True)
+        wall = time.monotonic() - t
+        if done.returncode != 0:
+            raise SystemExit(done.stderr[-2000:])
+        print(f"kafkapy spark-submit clickstream_batch.py ({a.click_events} events): {wall:.1f} s wall "
+              f"({done.stdout.strip().splitlines()[-1]})")
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
