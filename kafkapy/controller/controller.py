@@ -44,6 +44,7 @@ from kafkapy.controller.controller_events import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
     AlterPartitionItem,
+    AlterReassignments,
     AutoPreferredReplicaLeaderElection,
     BrokerChange,
     ConfigChange,
@@ -78,6 +79,7 @@ from kafkapy.controller.partition_state_machine import (
     PartitionState,
     PartitionStateMachine,
 )
+from kafkapy.controller.reassignment import ReassignmentHandlers
 from kafkapy.controller.replica_assignment import (
     BrokerMetadata,
     RackAwareMode,
@@ -115,7 +117,7 @@ ADMIN_EVENTS = (TopicCreation, TopicDeletion, PartitionCreation, ConfigChange)
 # request may add.
 MAX_PARTITIONS_PER_BATCH = 10_000
 
-class Controller(LeadershipHandlers, ClusterEventHandlers):
+class Controller(ReassignmentHandlers, LeadershipHandlers, ClusterEventHandlers):
     def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
                  config: Any = None,
                  on_leader_and_isr: LeaderAndIsrCallback | None = None,
@@ -243,6 +245,13 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
         parts = list(partitions) if partitions is not None else None
         return self._enqueue(ElectLeaders(partitions=parts, election_type=election_type))
 
+    def alter_partition_reassignments(self, reassignments: Iterable[tuple[TopicPartition, Sequence[int] | None]]
+                                      ) -> Future[list[KafkaError | None]]:
+        """Start (a replica list) or cancel (None) the reassignment of each partition, in order; one result
+        per item."""
+        wanted = [(tp, tuple(r) if r is not None else None) for tp, r in reassignments]
+        return self._enqueue(AlterReassignments(reassignments=wanted))
+
     def config_changed(self, entity_type: str, entity_name: str) -> None:
         """A /config/changes notification (cluster mode): reload the entity's overrides."""
         self._enqueue_watch(ConfigNotification(entity_type=entity_type, entity_name=entity_name))
@@ -358,6 +367,8 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
             return self._on_preferred_replica_election()
         if isinstance(event, PartitionReassignment):
             return self._on_partition_reassignment()
+        if isinstance(event, AlterReassignments):
+            return self._on_alter_reassignments(event)
         if isinstance(event, ConfigNotification):
             return self._on_config_notification(event.entity_type, event.entity_name)
         if isinstance(event, AutoPreferredReplicaLeaderElection):
@@ -480,6 +491,8 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
             for partition, leadership in self.store.get_partition_states(name).items():
                 ctx.leadership[TopicPartition(name, partition)] = leadership
         ctx.topics_to_be_deleted = self.store.get_topics_marked_for_deletion() & set(topics)
+        ctx.reassignments.clear()
+        self._load_reassignments({n: t for n, t in topics.items() if n not in ctx.topics_to_be_deleted})
         for tp in ctx.all_partitions():
             leadership = ctx.leadership.get(tp)
             if leadership is None:
@@ -503,6 +516,10 @@ class Controller(LeadershipHandlers, ClusterEventHandlers):
                                        and r[0] in ctx.leadership], ReplicaState.OFFLINE, batch)
         self.psm.trigger_online_state_change(batch)
         self._send(batch)
+        if ctx.reassignments:
+            resumed = BrokerRequestBatch(ctx)
+            self._resume_reassignments(resumed)
+            self._send(resumed)
         if ctx.topics_to_be_deleted:
             self._delete_topics(sorted(ctx.topics_to_be_deleted))
         log.info("Broker %d is the controller, epoch %d, %d topics", self.broker_id, epoch, len(topics))

@@ -187,3 +187,10 @@ class ConfigNotification(WatchEvent):
 
     entity_type: str = "topics"
     entity_name: str = ""
+
+
+@dataclass(eq=False)
+class AlterReassignments(ControllerEvent):
+    """AlterPartitionReassignments: (partition, target replica list or None to cancel) in request order."""
+
+    reassignments: list[tuple[TopicPartition, tuple[int, ...] | None]] = field(default_factory=list)

@@ -40,6 +40,9 @@ class LeadershipHandlers:
     def _send(self, batch: BrokerRequestBatch) -> None:
         raise NotImplementedError
 
+    def _check_reassignments(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
+        raise NotImplementedError
+
     def _check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:
         broker = self.ctx.live_brokers.get(broker_id)
         if broker is None:
@@ -89,6 +92,7 @@ class LeadershipHandlers:
             ctx.leadership[tp] = LeaderIsrAndControllerEpoch(written, ctx.epoch)
             batch.add_update_metadata([tp])
             results[tp] = written
+        self._check_reassignments([tp for tp, r in results.items() if isinstance(r, LeaderAndIsr)], batch)
         self._send(batch)
         return results
 

@@ -40,6 +40,30 @@ class PartitionState(Enum):
     NON_EXISTENT = "NonExistentPartition"
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaAssignment:
+    """An ongoing reassignment of one partition (Kafka's ReplicaAssignment): the full replica set RS while it
+    runs is the target followed by the replicas being removed."""
+
+    replicas: tuple[int, ...]  # RS
+    adding: tuple[int, ...]  # AR = TRS - ORS
+    removing: tuple[int, ...]  # RR = RS - TRS
+
+    @property
+    def target(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.removing)
+
+    @property
+    def original(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.adding)
+
+    @classmethod
+    def of(cls, current: tuple[int, ...], original: tuple[int, ...], target: tuple[int, ...]) -> ReplicaAssignment:
+        """Moving to target from the current replica set (which may carry an earlier reassignment's replicas)."""
+        full = tuple(target) + tuple(r for r in current if r not in target)
+        return cls(full, tuple(r for r in target if r not in original), tuple(r for r in full if r not in target))
+
+
 @dataclass
 class ControllerContext:
     epoch: int = 0
@@ -51,6 +75,7 @@ class ControllerContext:
     leadership: dict[TopicPartition, LeaderIsrAndControllerEpoch] = field(default_factory=dict)
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     topics_to_be_deleted: set[str] = field(default_factory=set)
+    reassignments: dict[TopicPartition, ReplicaAssignment] = field(default_factory=dict)
 
     def live_or_shutting_down_broker_ids(self) -> set[int]:
         return set(self.live_brokers)
@@ -85,6 +110,7 @@ class ControllerContext:
         for tp in self.partitions_for_topic(topic):
             self.leadership.pop(tp, None)
             self.states.pop(tp, None)
+            self.reassignments.pop(tp, None)
         self.assignments.pop(topic, None)
         self.topic_ids.pop(topic, None)
         self.topic_configs.pop(topic, None)
@@ -105,10 +131,12 @@ class BrokerRequestBatch:
     def add_leader_and_isr(self, broker_ids: Iterable[int], tp: TopicPartition,
                            leadership: LeaderIsrAndControllerEpoch, is_new: bool = False) -> None:
         lai = leadership.leader_and_isr
+        ongoing = self.ctx.reassignments.get(tp)
         state = LeaderAndIsrPartitionState(
             tp.topic, tp.partition, self.ctx.topic_ids[tp.topic], leadership.controller_epoch, lai.leader,
-            lai.leader_epoch, tuple(lai.isr), lai.partition_epoch, self.ctx.replicas(tp), is_new=is_new,
-            leader_recovery_state=lai.leader_recovery_state)
+            lai.leader_epoch, tuple(lai.isr), lai.partition_epoch, self.ctx.replicas(tp),
+            adding_replicas=ongoing.adding if ongoing else (), removing_replicas=ongoing.removing if ongoing else (),
+            is_new=is_new, leader_recovery_state=lai.leader_recovery_state)
         for broker_id in broker_ids:
             if broker_id >= 0:
                 self.leader_and_isr.setdefault(broker_id, {})[tp] = state

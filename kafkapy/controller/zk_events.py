@@ -60,6 +60,9 @@ class ClusterEventHandlers:
     def _on_new_partitions(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
         raise NotImplementedError
 
+    def _check_reassignments(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
+        raise NotImplementedError
+
     # -- topics written by others ---------------------------------------------------------------------------
 
     def _watch_topic(self, name: str) -> None:
@@ -140,6 +143,7 @@ class ClusterEventHandlers:
         if known:
             batch = BrokerRequestBatch(ctx)
             batch.add_update_metadata(known)
+            self._check_reassignments(known, batch)
             self._send(batch)
         if names:
             self.store.delete_children(zk_data.ISR_CHANGE_NOTIFICATION_PATH, names)
@@ -156,14 +160,6 @@ class ClusterEventHandlers:
                 self._on_elect_leaders(ElectLeaders(partitions=partitions, election_type=ElectionType.PREFERRED))
         finally:
             self.store.delete_preferred_replica_election()
-
-    # -- reassignment ---------------------------------------------------------------------------------------
-
-    def _on_partition_reassignment(self) -> None:
-        wanted = self.store.get_partition_reassignment()
-        if wanted:
-            log.warning("Partition reassignment through /admin/reassign_partitions is not supported yet: %s",
-                        sorted(wanted))
 
     # -- auto leader rebalance --------------------------------------------------------------------------------
 

@@ -19,13 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import (
     ElectionNotNeededError,
-    InvalidReplicaAssignmentError,
     InvalidRequestError,
     KafkaError,
     MismatchedEndpointTypeError,
-    NoReassignmentInProgressError,
     NotControllerError,
-    UnknownTopicOrPartitionError,
     UnsupportedEndpointTypeError,
 )
 from kafkapy.common.topic_partition import TopicPartition
@@ -181,48 +178,32 @@ def handle_list_partition_reassignments(ctx: RequestContext, request: ListPartit
     return Resp(throttle_time_ms=0, error_code=0, error_message=None, topics=topics)
 
 
-def _reassignment_error(ctx: RequestContext, tp: TopicPartition, target: list[int] | None) -> KafkaError | None:
-    """Kafka's validateReplicas + maybeBuildReassignment for one partition; None when nothing is to do."""
-    cache = ctx.server.metadata_cache
-    state = cache.get_partition_state(tp)
-    if target is None:
-        return NoReassignmentInProgressError(None)
-    if not target:
-        return InvalidReplicaAssignmentError("Empty replica list specified in partition reassignment.")
-    if len(set(target)) != len(target):
-        return InvalidReplicaAssignmentError(
-            f"Duplicate replica ids in partition reassignment replica list: {_seq(target)}")
-    if any(r < 0 for r in target):
-        return InvalidReplicaAssignmentError(f"Invalid broker id in replica list: {_seq(target)}")
-    if state is None:
-        return UnknownTopicOrPartitionError("The partition does not exist.")
-    live = sorted(b.id for b in cache.get_alive_brokers())
-    adding = [r for r in target if r not in state.replicas]
-    if any(r not in live for r in adding):
-        return InvalidReplicaAssignmentError(f"Replica assignment has brokers that are not alive. Replica list: "
-                                             f"{_seq(adding)}, live broker list: {_seq(live)}")
-    if list(target) == list(state.replicas):
-        return None
-    return InvalidRequestError("Moving replicas between brokers (partition reassignment) is not supported by "
-                               "kafkapy yet.")
-
-
 def _seq(values: list[int]) -> str:
     return "List(" + ", ".join(map(str, values)) + ")"
 
 
-@api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 0)
-def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest
-                                         ) -> AlterPartitionReassignmentsResponse:
+def _alter_reassignments_error(request: Any, version: int, code: int) -> AlterPartitionReassignmentsResponse:
+    return AlterPartitionReassignmentsResponse(throttle_time_ms=0, error_code=code, error_message=None, responses=[])
+
+
+@api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 0, error_response=_alter_reassignments_error)
+def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> Any:
+    """The controller validates each target (Kafka's validateReplicas) and starts or cancels the moves."""
     Resp = AlterPartitionReassignmentsResponse
-    _active_controller(ctx)
-    responses = []
-    for t in request.topics:
-        partitions = []
-        for p in t.partitions:
-            error = _reassignment_error(ctx, TopicPartition(t.name, p.partition_index), p.replicas)
-            partitions.append(Resp.ReassignablePartitionResponse(
-                partition_index=p.partition_index, error_code=error.code if error else 0,
-                error_message=error.message if error else None))
-        responses.append(Resp.ReassignableTopicResponse(name=t.name, partitions=partitions))
-    return Resp(throttle_time_ms=0, error_code=0, error_message=None, responses=responses)
+    wanted = [(TopicPartition(t.name, p.partition_index), p.replicas) for t in request.topics for p in t.partitions]
+    future = _active_controller(ctx).alter_partition_reassignments(wanted)
+
+    def build() -> AlterPartitionReassignmentsResponse:
+        results = iter(controller_result(future, "reassign partitions"))
+        responses = []
+        for t in request.topics:
+            partitions = []
+            for p in t.partitions:
+                error = next(results)
+                partitions.append(Resp.ReassignablePartitionResponse(
+                    partition_index=p.partition_index, error_code=error.code if error else 0,
+                    error_message=error.message if error else None))
+            responses.append(Resp.ReassignableTopicResponse(name=t.name, partitions=partitions))
+        return Resp(throttle_time_ms=0, error_code=0, error_message=None, responses=responses)
+
+    return respond_after_controller(ctx, request, [future], request.timeout_ms, build)
