@@ -28,6 +28,7 @@ from typing import Any
 from kafkapy.client import admin_groups as groups
 from kafkapy.client import admin_quotas as quotas
 from kafkapy.client import admin_replicas as replicas
+from kafkapy.client import admin_transactions as transactions
 from kafkapy.client import admin_types as T
 from kafkapy.client.admin_calls import AdminCalls, UnknownNodeError, error_or_none
 from kafkapy.client.admin_groups import (
@@ -603,6 +604,31 @@ class AdminClient:
     ) -> dict[str, KafkaError | None]:
         """Upsert (salted here) or delete SCRAM credentials; {user: None or its error}."""
         return quotas.alter_user_scram_credentials(self._calls, alterations, timeout_ms, raise_errors)
+
+    # ------------------------------------------------------------------------------------------
+    # transactions (admin_transactions.py)
+
+    def describe_transactions(self, transactional_ids: Iterable[str], timeout_ms: float | None = None
+                              ) -> dict[str, transactions.TransactionDescription | KafkaError]:
+        """Each id's state from its transaction coordinator (or the error, e.g. TransactionalIdNotFoundError)."""
+        return transactions.describe_transactions(self._calls, transactional_ids, timeout_ms)
+
+    def list_transactions(self, state_filters: Iterable[str] = (), producer_id_filters: Iterable[int] = (),
+                          duration_filter_ms: int = -1, timeout_ms: float | None = None
+                          ) -> dict[int, list[transactions.TransactionListing]]:
+        """Every broker's transactions, by coordinator broker id."""
+        return transactions.list_transactions(self._calls, state_filters, producer_id_filters, duration_filter_ms,
+                                              timeout_ms)
+
+    def describe_producers(self, partitions: Iterable[TopicPartition], broker_id: int | None = None,
+                           timeout_ms: float | None = None
+                           ) -> dict[TopicPartition, list[transactions.ProducerState] | KafkaError]:
+        """The active producers of each partition, from its leader (or `broker_id`)."""
+        return transactions.describe_producers(self._calls, partitions, broker_id, timeout_ms)
+
+    def abort_transaction(self, spec: transactions.AbortTransactionSpec, timeout_ms: float | None = None) -> None:
+        """Abort a hanging transaction on one partition (an ABORT marker written by its leader)."""
+        transactions.abort_transaction(self._calls, spec, timeout_ms)
 
     # ------------------------------------------------------------------------------------------
 

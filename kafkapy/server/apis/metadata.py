@@ -59,11 +59,13 @@ def _auto_create_spec(config: Any, name: str, live_brokers: int) -> tuple[int, i
                 {"cleanup.policy": "compact", "compression.type": "producer",
                  "segment.bytes": str(config.get_int("offsets.topic.segment.bytes"))})
     if name == TRANSACTION_STATE_TOPIC_NAME:
-        return (config.get_int("transaction.state.log.num.partitions"),
-                config.internal_topic_replication_factor("transaction.state.log.replication.factor",
-                                                         live_brokers),
+        rf = config.internal_topic_replication_factor("transaction.state.log.replication.factor", live_brokers)
+        # The replication factor is capped by the live brokers (zero-setup single broker); min.isr likewise, or
+        # every acks=-1 coordinator write would fail with NOT_ENOUGH_REPLICAS.
+        min_isr = min(config.get_int("transaction.state.log.min.isr"), rf)
+        return (config.get_int("transaction.state.log.num.partitions"), rf,
                 {"cleanup.policy": "compact", "compression.type": "uncompressed", "unclean.leader.election.enable":
-                 "false", "min.insync.replicas": str(config.get_int("transaction.state.log.min.isr")),
+                 "false", "min.insync.replicas": str(min_isr),
                  "segment.bytes": str(config.get_int("transaction.state.log.segment.bytes"))})
     return config.get_int("num.partitions"), config.get_int("default.replication.factor"), {}
 
