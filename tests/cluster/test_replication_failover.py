@@ -51,6 +51,11 @@ def _epochs(path_prefix: str) -> list[str]:
         return f.read().splitlines()[2:]
 
 
+def _zk_states(cluster) -> dict[int, dict]:
+    """The partition states in ZooKeeper (the controller's truth; brokers' metadata may lag a moment)."""
+    return {p: cluster.partition_state(TOPIC, p) for p in range(PARTITIONS)}
+
+
 def _high_watermarks(bootstrap: str) -> dict[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "hw-probe", "enable.auto.commit": False})
     try:
@@ -63,9 +68,10 @@ def test_leader_sigkill_during_acks_all_produce_loses_nothing(cluster) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     futures = admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2"})])
     futures[TOPIC].result(30)
-    cluster.wait_for(lambda: all(len(isr) == 3 and leader >= 0 for leader, _r, isr in cluster.describe(TOPIC).values())
-                     and len(cluster.describe(TOPIC)) == PARTITIONS, what="the topic's leaders and full ISRs")
-    leaders = {p: leader for p, (leader, _r, _i) in cluster.describe(TOPIC).items()}
+    cluster.wait_for(lambda: all(s and len(s["isr"]) == 3 and s["leader"] >= 0 for s in _zk_states(cluster).values())
+                     and all(len(d) == PARTITIONS for d in [cluster.describe(TOPIC)]),
+                     what="the topic's leaders and full ISRs")
+    leaders = {p: s["leader"] for p, s in _zk_states(cluster).items()}
     controller = cluster.controller_id()
     victim = next((b for b in leaders.values() if b != controller), leaders[0])
 
@@ -122,8 +128,8 @@ def test_leader_sigkill_during_acks_all_produce_loses_nothing(cluster) -> None:
             killed_at.append(time.monotonic())
     assert producer.flush(180) == 0
     assert killed_at, "the leader was never killed"
-    moved = cluster.describe(TOPIC)
-    assert all(moved[p][0] not in (victim, -1) for p, b in leaders.items() if b == victim)
+    moved = _zk_states(cluster)
+    assert all(moved[p]["leader"] not in (victim, -1) for p, b in leaders.items() if b == victim)
     assert failed == []
     acked_total = sum(len(v) for v in acked.values())
     assert acked_total == RECORDS
@@ -156,10 +162,10 @@ def test_leader_sigkill_during_acks_all_produce_loses_nothing(cluster) -> None:
     # The killed broker restarts as a follower: it truncates to the leaders' epoch boundaries, catches up,
     # rejoins every ISR, and its segments match the leaders' byte for byte up to the HW.
     cluster.brokers[victim].start()
-    cluster.wait_for(lambda: all(len(isr) == 3 for _l, _r, isr in cluster.describe(TOPIC).values()), timeout_s=60,
+    cluster.wait_for(lambda: all(len(s["isr"]) == 3 for s in _zk_states(cluster).values()), timeout_s=60,
                      what="the restarted broker back in every ISR")
     hws = _high_watermarks(cluster.bootstrap)
-    new_leaders = {p: leader for p, (leader, _r, _i) in cluster.describe(TOPIC).items()}
+    new_leaders = {p: s["leader"] for p, s in _zk_states(cluster).items()}
     for p in range(PARTITIONS):
         leader_dir = os.path.join(cluster.brokers[new_leaders[p]].log_dir, f"{TOPIC}-{p}")
         expected = _batches_below(leader_dir, hws[p])
@@ -169,3 +175,52 @@ def test_leader_sigkill_during_acks_all_produce_loses_nothing(cluster) -> None:
             cluster.wait_for(lambda d=replica_dir, hw=hws[p], e=expected: _batches_below(d, hw) == e, timeout_s=30,
                              what=f"broker {b.broker_id}'s copy of partition {p}")
             assert _epochs(replica_dir) == _epochs(leader_dir)
+
+
+def test_nothing_acked_is_lost_while_one_isr_replica_survives(cluster) -> None:
+    topic = "last-replica"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result(30)
+
+    def state() -> dict:
+        return cluster.partition_state(topic, 0) or {}
+
+    cluster.wait_for(lambda: len(state().get("isr", [])) == 3, what="a full ISR")
+    acked: list[tuple[int, bytes]] = []
+
+    def produce(start: int, n: int) -> None:
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "enable.idempotence": True,
+                             "message.timeout.ms": 60000})
+        for i in range(start, start + n):
+            producer.produce(topic, value=b"r%05d" % i, partition=0,
+                             on_delivery=lambda err, msg: err is None and acked.append((msg.offset(), msg.value())))
+        assert producer.flush(90) == 0
+
+    produce(0, 1000)
+    # Two leaders die one after the other; each time the controller elects the next from the ISR.
+    killed = []
+    for _ in range(2):
+        leader = state()["leader"]
+        cluster.brokers[leader].kill()
+        killed.append(leader)
+        cluster.wait_for(lambda: state().get("leader") not in (*killed, -1, None), timeout_s=30,
+                         what="a new leader from the ISR")
+        if len(killed) == 1:
+            produce(1000, 1000)
+    survivor = state()["leader"]
+    assert state()["isr"] == [survivor]
+    assert len(acked) == 2000
+    reader = Consumer({"bootstrap.servers": cluster.brokers[survivor].bootstrap, "group.id": "last-reader",
+                       "enable.auto.commit": False})
+    reader.assign([TopicPartition(topic, 0, 0)])
+    read: list[tuple[int, bytes]] = []
+    deadline = time.monotonic() + 60
+    while len(read) < 2000 and time.monotonic() < deadline:
+        msg = reader.poll(0.5)
+        if msg is not None and not msg.error():
+            read.append((msg.offset(), msg.value()))
+    reader.close()
+    assert read == sorted(acked)
+    for broker_id in killed:
+        cluster.brokers[broker_id].start()
+    cluster.wait_for(lambda: len(state().get("isr", [])) == 3, timeout_s=60, what="the ISR after the restarts")
