@@ -633,6 +633,8 @@ class Processor:
                 self._epoll.unregister(ch.fd)
             except (OSError, ValueError):
                 pass
+            if ch.tls is not None and ch.tls.handshake_done:
+                ch.tls.close_notify(ch.sock)
             try:
                 ch.sock.close()
             except OSError:

@@ -80,11 +80,23 @@ class SslTransport:
             except ssl.SSLWantReadError:
                 break
             except ssl.SSLZeroReturnError:
-                raise ConnectionResetError("TLS connection closed by the peer") from None
-            if not k:
-                break
+                k = 0
+            if not k:  # no exception and no bytes: the peer's close_notify; we close (sending ours)
+                raise ConnectionResetError("TLS connection closed by the peer")
             filled += k
         return filled
+
+    def close_notify(self, sock: socket.socket) -> None:
+        """Best effort, never blocking: send our close_notify before the socket closes (clients such as
+        asyncio's wait for it, up to 30 s, when they shut a connection down)."""
+        try:
+            self.obj.unwrap()
+        except (ssl.SSLError, ValueError, OSError):
+            pass  # handshake not done, or the peer's close_notify not seen yet: ours is in `outgoing` anyway
+        try:
+            self.flush(sock)
+        except OSError:
+            pass
 
     def write(self, sock: socket.socket, queue: deque, offset: int) -> tuple[bool, int]:
         """Encrypt and send queued response chunks; returns (done, new offset into the head chunk).

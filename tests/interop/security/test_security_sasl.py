@@ -179,3 +179,50 @@ def test_kafkajs_sasl_ssl_scram_sha_256(scram_users):
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"produced": list(range(20)), "consumed": [f"js-{i}" for i in range(20)]}
     assert scram_users.principals_of("kafkajs-sasl-ssl") == {("SASL_SSL", "User:carol")}
+
+
+def test_aiokafka_sasl_ssl_scram_sha_512_and_ssl_with_a_client_certificate(scram_users):
+    import asyncio
+    import ssl
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    pki = scram_users.pki
+
+    async def roundtrip(**conf) -> list[tuple[int, bytes]]:
+        producer = AIOKafkaProducer(**conf, acks="all")
+        await producer.start()
+        try:
+            first = (await producer.send_and_wait("aio-secure", b"aio-0")).offset
+            for i in range(1, 30):
+                await producer.send_and_wait("aio-secure", b"aio-%d" % i)
+        finally:
+            await producer.stop()  # closes TLS cleanly: the broker answers close_notify
+        consumer = AIOKafkaConsumer(**conf, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            tp = TopicPartition("aio-secure", 0)
+            consumer.assign([tp])
+            consumer.seek(tp, first)
+            got: list[tuple[int, bytes]] = []
+            while len(got) < 30:
+                batch = await consumer.getmany(tp, timeout_ms=1000)
+                got += [(r.offset, r.value) for r in batch.get(tp, [])]
+            return got
+        finally:
+            await consumer.stop()
+
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    got = asyncio.run(asyncio.wait_for(roundtrip(
+        bootstrap_servers=scram_users.bootstrap("SASL_SSL"), security_protocol="SASL_SSL", ssl_context=context,
+        sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="bob", sasl_plain_password="bob-secret",
+        client_id="aio-scram"), 20))
+    assert got == [(i, b"aio-%d" % i) for i in range(30)]
+    assert scram_users.principals_of("aio-scram") == {("SASL_SSL", "User:bob")}
+    mtls = ssl.create_default_context(cafile=str(pki.ca))
+    mtls.load_cert_chain(str(pki.client_cert), str(pki.client_key))
+    got = asyncio.run(asyncio.wait_for(roundtrip(
+        bootstrap_servers=scram_users.bootstrap("MTLS"), security_protocol="SSL", ssl_context=mtls,
+        client_id="aio-mtls"), 20))
+    assert got == [(30 + i, b"aio-%d" % i) for i in range(30)]
+    assert scram_users.principals_of("aio-mtls") == {("MTLS", "User:client@eng")}

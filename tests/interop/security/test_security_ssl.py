@@ -218,3 +218,24 @@ def test_enabled_protocols_and_cipher_suites(secure_broker, caplog):
     _broker_still_serves(secure_broker)
     lines = [r.getMessage() for r in caplog.records if "Failed authentication" in r.getMessage()]
     assert len(lines) == 1 and "SSL handshake failed" in lines[0]
+
+
+def test_tls_close_is_answered_with_close_notify(secure_broker):
+    """asyncio (aiokafka) waits up to 30 s for the broker's close_notify when it closes a TLS connection."""
+    import asyncio
+
+    from kafkapy.protocol.header import RequestHeader, encode_request
+    from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
+
+    async def roundtrip_and_close() -> float:
+        reader, writer = await asyncio.open_connection("127.0.0.1", secure_broker.port("SSL"), server_hostname="localhost",
+                                                       ssl=_ssl_client_context(secure_broker))
+        writer.write(encode_request(RequestHeader(18, 0, 7, "closer"), ApiVersionsRequest()))
+        size = int.from_bytes(await reader.readexactly(4), "big")
+        await reader.readexactly(size)
+        start = time.monotonic()
+        writer.close()
+        await writer.wait_closed()
+        return time.monotonic() - start
+
+    assert asyncio.run(asyncio.wait_for(roundtrip_and_close(), 10)) < 5
