@@ -116,12 +116,26 @@ def test_controller_sigkill_elects_new_controller_that_still_moves_leaders(clust
 
 
 def test_zookeeper_restart_cluster_recovers(cluster, zookeeper) -> None:
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                                         "enable.idempotence": True, "linger.ms": 5, "message.timeout.ms": 60000})
+    acked: list[bytes] = []
+
+    def produce(start: int, n: int) -> None:
+        for i in range(start, start + n):
+            producer.produce(TOPIC, value=f"zk-{i:05d}".encode(), partition=i % 6,
+                             on_delivery=lambda err, msg: acked.append(msg.value()) if err is None else None)
+        assert producer.flush(60) == 0
+
+    produce(0, 300)
     zookeeper.stop()
+    produce(300, 300)  # the data path does not need ZooKeeper
     time.sleep(1)
     zookeeper.start()
     # Sessions survive a restart shorter than their timeout: the same brokers and controller carry on.
     cluster.wait_for(lambda: cluster.registered_brokers() == [0, 1, 2], 30, what="registrations after the restart")
     assert cluster.controller_id() is not None
+    produce(600, 300)
     admin = cluster.admin()
     try:
         admin.create_topics([NewTopic("after-zk-restart", 3, 3)])
@@ -131,3 +145,14 @@ def test_zookeeper_restart_cluster_recovers(cluster, zookeeper) -> None:
                      what="the new topic's partition states")
     cluster.wait_for(lambda: all(leader >= 0 for leader, _r, _i in cluster.describe("after-zk-restart").values())
                      and len(cluster.describe("after-zk-restart")) == 3, 30, what="the new topic in metadata")
+    # Nothing acknowledged is lost.
+    assert len(acked) == 900
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "zk-restart",
+                                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([TOPIC])
+    seen: set[bytes] = set()
+    deadline = time.monotonic() + 60
+    while not set(acked) <= seen and time.monotonic() < deadline:
+        seen.update(m.value() for m in consumer.consume(500, 1.0) if m.error() is None)
+    consumer.close()
+    assert set(acked) <= seen
