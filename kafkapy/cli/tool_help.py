@@ -80,7 +80,7 @@ def print_help(parser: argparse.ArgumentParser, file: IO[str]) -> None:
         table = Table.grid(padding=(0, 1), expand=True)
         table.add_column(no_wrap=True, width=1)
         table.add_column(width=min(max(widest, 28), 40), overflow="fold")
-        table.add_column(ratio=1)
+        table.add_column(ratio=1, overflow="fold")
         for a in actions:
             flags = Text(_names(a), style="bold cyan")
             metavar = _metavar(a)
