@@ -456,13 +456,18 @@ class Processor:
                     return
                 if not done:
                     continue
+            # Decrypt everything first, then parse: parsing may dispatch a request, after which a responder
+            # may encrypt on this SSLObject, so this thread must not touch it again until unmuted.
             plain = self._plain_view
-            while True:
-                k = tls.read_into(plain)
-                if k:
-                    self._feed(ch, plain[:k])  # _feed copies what it keeps: the buffer is reused
-                if k < len(plain):
-                    break
+            k = tls.read_into(plain)
+            if k == len(plain):  # cannot happen with one raw read (< 64 KiB + one partial record); be safe
+                more = [bytes(plain)]
+                while k == len(plain):
+                    k = tls.read_into(plain)
+                    more.append(bytes(plain[:k]))
+                self._feed(ch, memoryview(b"".join(more)))
+            elif k:
+                self._feed(ch, plain[:k])  # _feed copies what it keeps: the buffer is reused
             if n < _READ_BUF:
                 break
         if not ch.muted and not ch.closed:

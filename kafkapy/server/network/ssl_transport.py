@@ -23,7 +23,7 @@ from typing import cast
 
 from kafkapy.common.file_region import FileRegion
 
-PLAIN_PIECE = 64 * 1024
+PLAIN_PIECE = 256 * 1024  # plaintext encrypted per step (SSL_write makes 16 KiB records of it)
 
 
 class SslTransport:
