@@ -277,3 +277,30 @@ def test_leader_throttle_limits_catch_up(small_cluster) -> None:
     assert_same_bytes(cluster, tp, 0, [1], 1500)
     leader.update_topic_config("brokers", "0", {})
     assert not leader.leader_quota.is_enabled()
+
+
+def test_follower_throttle_limits_catch_up(small_cluster) -> None:
+    cluster, ctl = small_cluster, small_cluster.controller
+    tp = TopicPartition("fthrottled", 0)
+    ctl.create_topic("fthrottled", {0: [0]})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "1", "linger.ms": 20})
+    for _ in range(1500):
+        producer.produce("fthrottled", value=b"y" * 1000, partition=0)
+    assert producer.flush(30) == 0
+    size = cluster.servers[0].replica_manager.get_partition(tp).log.size_in_bytes
+    rate = 500_000
+    follower = cluster.servers[1].replica_manager
+    follower.update_topic_config("brokers", "1", {"follower.replication.throttled.rate": str(rate)})
+    a = ctl.topics["fthrottled"].partitions[0]
+    a.replicas = [0, 1]
+    ctl.update_metadata()
+    ctl.leader_and_isr("fthrottled")
+    # The throttled-replicas config names broker 1's replica of partition 0 once the follower exists.
+    follower.update_topic_config("topics", "fthrottled", {"follower.replication.throttled.replicas": "0:1"})
+    start = time.monotonic()
+    wait_until(lambda: caught_up(cluster, tp, [1], 1500), timeout_s=30)
+    elapsed = time.monotonic() - start
+    assert size <= rate * (elapsed + 2) + 100_000, (size, elapsed)
+    assert elapsed >= 0.5 * size / rate, (size, elapsed)
+    assert follower.follower_quota.rate() > 0
+    assert_same_bytes(cluster, tp, 0, [1], 1500)

@@ -4,7 +4,8 @@ Kafka's DelayedFetch rules, per partition it watches: complete at once if the pa
 longer led by this broker (when the fetch must go to the leader), its leader epoch moved away from the
 one the fetcher named, or its log end fell below the fetch offset (truncation); otherwise count the
 bytes between the fetch offset and the end offset (the HW for consumers, the log end for followers),
-capped by partition_max_bytes, and complete when they reach min_bytes. Bytes are counted from batch
+capped by partition_max_bytes, and complete when they reach min_bytes; a follower's partition held back by
+the leader's replication throttle counts nothing (it would be answered empty). Bytes are counted from batch
 headers only (the segment's index and batch sizes); records are never read. On completion (or expiry)
 the whole fetch is read again from the logs and answered. No byte format of its own.
 It reaches the partitions through a `FetchReader` (the ReplicaManager is one) passed in, so this module
@@ -35,6 +36,8 @@ class FetchReader(Protocol):
 
     def read_from_local_log(self, params: FetchParams
                             ) -> tuple[dict[TopicPartition, FetchPartitionData], int, bool]: ...
+
+    def should_leader_throttle(self, partition: Partition, replica_id: int) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -78,6 +81,8 @@ class DelayedFetch(DelayedOperation):
                 if fetch_offset > partition.log_end_offset:
                     return self.force_complete()  # the log was truncated below the fetch offset
                 continue  # nothing new yet (or a new leader's HW still catching up)
+            if params.is_from_follower and rm.should_leader_throttle(partition, params.replica_id):
+                continue  # a throttled follower gets nothing now: its bytes must not end the wait (Kafka's rule)
             if params.min_bytes - accumulated <= 1:
                 return self.force_complete()
             try:
