@@ -258,6 +258,10 @@ class KafkaServer:
         scheduler.schedule("highwatermark-checkpoint", rm.checkpoint_high_watermarks, hw_ms, hw_ms)
         isr_ms = max(1, config.get_int("replica.lag.time.max.ms") // 2)
         scheduler.schedule("isr-expiration", rm.maybe_shrink_isr, isr_ms, isr_ms)
+        expiration_ms = config.get_int("producer.id.expiration.ms")
+        check_ms = config.get_int("producer.id.expiration.check.interval.ms")
+        scheduler.schedule("PeriodicProducerExpirationCheck", lambda: lm.remove_expired_producers(expiration_ms),
+                           check_ms, check_ms)
         txn = self.services.transaction_coordinator if self.services is not None else None
         if txn is not None:
             abort_ms = txn.config.abort_timed_out_transaction_cleanup_interval_ms

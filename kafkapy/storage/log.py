@@ -209,6 +209,10 @@ class Log(LogRetention):
             if self._high_watermark is not None:
                 self.producer_state_manager.on_high_watermark_updated(self._high_watermark)
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int | None = None) -> int:
+        with self.lock:
+            return self.producer_state_manager.remove_expired_producers(now_ms, expiration_ms)
+
     def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """The aborted transactions overlapping [start_offset, upper_bound_offset) (read_committed fetches)."""
         segments, bases = self._segments, self._bases

@@ -276,6 +276,11 @@ class LogManager:
 
     # --- periodic work --------------------------------------------------------------------------------
 
+    def remove_expired_producers(self, expiration_ms: int, now_ms: int | None = None) -> int:
+        """Kafka's PeriodicProducerExpirationCheck over every log. Returns producers removed."""
+        now = self.time.milliseconds() if now_ms is None else now_ms
+        return sum(lg.remove_expired_producers(now, expiration_ms) for lg in self.all_logs())
+
     def cleanup_logs(self, now_ms: int | None = None) -> int:
         """Retention on every log, and removal of deleted partitions whose delay passed. Returns segments deleted."""
         now = self.time.milliseconds() if now_ms is None else now_ms

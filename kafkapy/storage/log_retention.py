@@ -12,6 +12,7 @@ Mixin for Log: uses Log's lock, segment snapshot and offsets. Thread-safety: mut
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,10 @@ class LogRetention:
                 return False
             self._log_start_offset = new_log_start_offset
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+            # Snapshots of segments wholly below the new start are useless (Kafka deletes them with their segments).
+            bases = self._bases
+            floor = bases[max(0, bisect.bisect_right(bases, new_log_start_offset) - 1)] if bases else new_log_start_offset
+            self.producer_state_manager.delete_snapshots_before(floor)
             if self._recovery_point < new_log_start_offset:
                 self._recovery_point = new_log_start_offset
             if reason != "segment_deletion":

@@ -214,9 +214,11 @@ class ProducerStateManager:
         for first in done:
             del self.unreplicated_txns[first]
 
-    def remove_expired_producers(self, now_ms: int) -> int:
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int | None = None) -> int:
+        """Forget producers without an open transaction idle for producer.id.expiration.ms (Kafka's rule)."""
+        limit = self.producer_id_expiration_ms if expiration_ms is None else expiration_ms
         expired = [pid for pid, e in self.producers.items()
-                   if e.current_txn_first_offset < 0 and now_ms - e.last_timestamp >= self.producer_id_expiration_ms]
+                   if e.current_txn_first_offset < 0 and now_ms - e.last_timestamp >= limit]
         for pid in expired:
             del self.producers[pid]
         return len(expired)

@@ -55,7 +55,9 @@ def iter_producer_batches(segment: LogSegment, start_offset: int) -> Iterator[tu
 
 def rebuild_producer_state(psm: ProducerStateManager, segments: Sequence[LogSegment], log_start_offset: int,
                            log_end_offset: int) -> None:
-    start = psm.load_latest_snapshot(log_start_offset, log_end_offset)
+    # Batches below the log start offset but still in the first segment count too (Kafka keeps that
+    # segment's snapshot): replay from the first segment's base when there is no snapshot.
+    start = psm.load_latest_snapshot(segments[0].base_offset if segments else log_start_offset, log_end_offset)
     for segment in segments:
         segment.txn_index.truncate_to(start)
     for i, segment in enumerate(segments):

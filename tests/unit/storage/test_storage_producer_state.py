@@ -137,3 +137,28 @@ def test_transaction_index_file_format(tmp_path):
     assert again.collect_aborted_txns(15, 30).aborted == [AbortedTxn(6, 11, 20, 11)]
     again.truncate_to(20)
     assert again.all_aborted_txns() == [AbortedTxn(5, 0, 10, 0)]
+
+
+def test_idle_producers_expire_but_not_open_transactions(tmp_path):
+    time = MockTime(START_MS)
+    log = open_log(tmp_path / "t-0", time)
+    log.append_as_leader(pbatch(0), 0)  # PID, last timestamp START_MS
+    log.append_as_leader(pbatch(0, pid=9, txn=True), 0)  # open transaction
+    assert log.remove_expired_producers(START_MS + 999, expiration_ms=1000) == 0
+    assert log.remove_expired_producers(START_MS + 1000, expiration_ms=1000) == 1
+    assert log.producer_state_manager.last_entry(PID) is None
+    assert log.producer_state_manager.last_entry(9) is not None
+    log.append_as_leader(pbatch(7), 0)  # a forgotten producer may start at any sequence again
+
+
+def test_log_start_offset_drops_snapshots_of_deleted_segments(tmp_path):
+    cfg = config(internal_segment_bytes=300)
+    log = open_log(tmp_path / "t-0", MockTime(START_MS), cfg)
+    for seq in range(0, 30, 3):
+        log.append_as_leader(pbatch(seq, 3), 0)
+    log.update_high_watermark(log.log_end_offset)
+    before = list_snapshot_offsets(log.dir)
+    assert len(before) >= 3
+    target = log.segments[2].base_offset + 1
+    log.maybe_increment_log_start_offset(target)
+    assert list_snapshot_offsets(log.dir) == [o for o in before if o >= log.segments[0].base_offset]
