@@ -21,6 +21,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import FetchRequest, ProduceRequest
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
+from kafkapy.server.replica_fetcher_manager import fetcher_id_for
 
 WAIT_S = 20.0
 
@@ -77,14 +78,14 @@ def assert_same_bytes(cluster: InProcessCluster, tp: TopicPartition, leader: int
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = InProcessCluster(str(tmp_path_factory.mktemp("replication")), 3)
+    c = InProcessCluster(str(tmp_path_factory.mktemp("replication")), 3, {"num.replica.fetchers": "2"})
     yield c
     c.close()
 
 
 def test_followers_catch_up_byte_identical(cluster) -> None:
     ctl = cluster.controller
-    ctl.create_topic("rep3", {0: [0, 1, 2], 1: [1, 2, 0]})
+    ctl.create_topic("rep3", {0: [0, 1, 2], 1: [1, 2, 0], 2: [0, 1, 2], 3: [0, 1, 2]})
     reports = produce(cluster.bootstrap, "rep3", 3000)
     assert [e for e, _, _ in reports if e is not None] == []
     assert sorted(o for _, o, _ in reports) == list(range(3000))
@@ -94,8 +95,13 @@ def test_followers_catch_up_byte_identical(cluster) -> None:
     assert values(cluster.servers[2], tp)[:2] == [b"v000000", b"v000001"]
     # Leaders never asked for an ISR change: the followers were in sync all along.
     assert [p for p in ctl.proposals if p[0].topic == "rep3"] == []
-    assert sorted(f.name for f in cluster.servers[1].replica_manager.replica_fetcher_manager.fetcher_threads) == [
-        "ReplicaFetcherThread-0-0"]
+    # num.replica.fetchers=2: broker 1 fetches the three partitions led by broker 0 on two threads, by
+    # Kafka's abs(31 * topic.hashCode + partition) % 2.
+    threads = cluster.servers[1].replica_manager.replica_fetcher_manager.fetcher_threads
+    assert sorted(f.name for f in threads) == ["ReplicaFetcherThread-0-0", "ReplicaFetcherThread-1-0"]
+    assert {p: fetcher_id_for(TopicPartition("rep3", p), 2) for p in (0, 2, 3)} == {0: 0, 2: 0, 3: 1}
+    by_thread = {f.name: sorted(p for p in (0, 2, 3) if f.fetch_state(TopicPartition("rep3", p))) for f in threads}
+    assert by_thread == {"ReplicaFetcherThread-0-0": [0, 2], "ReplicaFetcherThread-1-0": [3]}
     # replication-offset-checkpoint carries the followers' HW too.
     cluster.servers[2].replica_manager.checkpoint_high_watermarks()
     assert cluster.servers[2].log_manager.read_high_watermarks()[tp] == 3000
