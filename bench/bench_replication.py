@@ -132,8 +132,8 @@ def wait_isr(bootstrap: str, topic: str, rf: int) -> None:
 
     def full() -> bool:
         md = admin.list_topics(topic, timeout=10).topics.get(topic)
-        return md is not None and not md.error and all(len(p.isrs) == rf and p.leader >= 0
-                                                       for p in md.partitions.values())
+        return md is not None and not md.error and len(md.partitions) > 0 and all(
+            len(p.isrs) == rf and p.leader >= 0 for p in md.partitions.values())
     wait(full, 60, f"{topic}'s ISR")
 
 
