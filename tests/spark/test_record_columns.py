@@ -1,0 +1,121 @@
+"""The columnar decoder (record_columns) against kafkapy's record decoder, and the pure planning logic:
+Spark's JSON offsets, option validation, minPartitions splitting, maxOffsetsPerTrigger prorating.
+No SparkSession: these run in milliseconds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+
+from kafkapy.common.topic_partition import TopicPartition  # noqa: E402
+from kafkapy.record.compression import CompressionType  # noqa: E402
+from kafkapy.record.errors import CorruptRecordError  # noqa: E402
+from kafkapy.record.legacy_record import LegacyRecordBatchBuilder  # noqa: E402
+from kafkapy.record.memory_records import MemoryRecords  # noqa: E402
+from kafkapy.record.memory_records_builder import MemoryRecordsBuilder  # noqa: E402
+from kafkapy.spark.errors import KafkaSourceError  # noqa: E402
+from kafkapy.spark.offset_reader import OffsetRange, offset_ranges, rate_limit  # noqa: E402
+from kafkapy.spark.options import parse_source_options  # noqa: E402
+from kafkapy.spark.record_columns import RecordColumns  # noqa: E402
+from kafkapy.spark.schema import arrow_schema, struct_type  # noqa: E402
+
+SCHEMA = arrow_schema(struct_type(True))
+
+
+def build_log(codec: str, log_append_time: bool = False, seed: int = 5) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    base = 0
+    for _ in range(4):
+        b = MemoryRecordsBuilder(compression=CompressionType.from_name(codec), base_offset=base,
+                                 timestamp_type=1 if log_append_time else 0)
+        for i in range(rng.randrange(1, 300)):
+            key = None if i % 7 == 0 else rng.randbytes(rng.randrange(0, 300))
+            value = None if i % 11 == 0 else rng.randbytes(rng.choice((0, 5, 100, 20000)))
+            headers = [(f"h{j}", None if j == 1 else rng.randbytes(j * 3)) for j in range(i % 3)]
+            b.append(1_700_000_000_000 + rng.randrange(-(1 << 40), 1 << 40), key, value, headers)
+        blob = b.build()
+        out.append(blob)
+        base += next(MemoryRecords(blob).batches()).records_count
+    return b"".join(out)
+
+
+def decode(buf: bytes, start: int = 0, end: int | None = None) -> list[tuple]:
+    cols = RecordColumns("t", 3, True, SCHEMA)
+    for batch in MemoryRecords(buf).batches():
+        cols.add_batch(batch)
+    rows = []
+    for rb in cols.build(start, end):
+        for r in rb.to_pylist():
+            assert (r["topic"], r["partition"]) == ("t", 3)
+            hs = [(h["key"], h["value"]) for h in r["headers"]]
+            rows.append((r["offset"], round(r["timestamp"].timestamp() * 1000), r["timestampType"], r["key"], r["value"], hs))
+    return rows
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_columns_equal_the_record_decoder(codec: str) -> None:
+    buf = build_log(codec)
+    want = [(r.offset, r.timestamp, 0, r.key, r.value, r.headers) for r in MemoryRecords(buf).records()]
+    assert decode(buf) == want
+    assert decode(buf, 10, 200) == [w for w in want if 10 <= w[0] < 200]
+
+
+def test_log_append_time_batches_carry_max_timestamp() -> None:
+    buf = build_log("none", log_append_time=True)
+    batches = list(MemoryRecords(buf).batches())
+    want = [(r.offset, b.max_timestamp, 1) for b in batches for r in b.records()]
+    assert [row[:3] for row in decode(buf)] == want
+
+
+def test_legacy_message_sets_and_magic_2_together() -> None:
+    legacy = LegacyRecordBatchBuilder(1, CompressionType.GZIP, base_offset=0)
+    for i in range(5):
+        legacy.append(1000 + i, b"k%d" % i, b"v%d" % i)
+    v2 = MemoryRecordsBuilder(base_offset=5)
+    v2.append(2000, b"k5", b"v5")
+    rows = decode(legacy.build() + v2.build())
+    assert sorted((o, ts, k, v) for o, ts, _, k, v, _ in rows) == (
+        [(i, 1000 + i, b"k%d" % i, b"v%d" % i) for i in range(5)] + [(5, 2000, b"k5", b"v5")])
+
+
+def test_corrupt_record_lengths_raise_corrupt_record() -> None:
+    b = MemoryRecordsBuilder()
+    b.append(1, b"k", b"value")
+    buf = bytearray(b.build())
+    buf[61] = 0x7E  # first record's length varint: 63, past the batch end
+    batch = next(MemoryRecords(bytes(buf)).batches())
+    with pytest.raises(CorruptRecordError):
+        RecordColumns("t", 0, False, arrow_schema(struct_type(False))).add_batch(batch)
+
+
+def test_options_validation_wording() -> None:
+    base = {"kafka.bootstrap.servers": "h:9092"}
+    with pytest.raises(KafkaSourceError, match="Only one of the following options can be specified"):
+        parse_source_options({**base, "subscribe": "a", "assign": '{"a":[0]}'}, streaming=False)
+    with pytest.raises(KafkaSourceError, match="ending offset not valid in streaming queries"):
+        parse_source_options({**base, "subscribe": "a", "endingOffsets": "latest"}, streaming=True)
+    with pytest.raises(KafkaSourceError, match="Kafka option 'auto.offset.reset' is not supported"):
+        parse_source_options({**base, "subscribe": "a", "kafka.auto.offset.reset": "earliest"}, streaming=True)
+    with pytest.raises(KafkaSourceError, match=r'Expected e.g. \{"topicA":\{"0":23'):
+        parse_source_options({**base, "subscribe": "a", "startingOffsets": "{bad"}, streaming=False)
+    opts = parse_source_options({**base, "SUBSCRIBE": "a, b", "StartingOffsets": '{"a":{"0":5}}',
+                                 "kafka.isolation.level": "read_committed"}, streaming=False)
+    assert opts.subscription.topics == ("a", "b")
+    assert opts.starting.partition_values == {TopicPartition("a", 0): 5}
+    assert opts.kafka == {"bootstrap.servers": "h:9092", "isolation.level": "read_committed"}
+
+
+def test_min_partitions_and_rate_limit() -> None:
+    a, b = TopicPartition("t", 0), TopicPartition("t", 1)
+    # Spark's KafkaOffsetRangeCalculator: round(90 / 100 * 4) = 4 pieces and max(round(0.4), 1) = 1.
+    ranges = offset_ranges([OffsetRange(a, 0, 90), OffsetRange(b, 10, 20)], 4)
+    assert [(r.tp.partition, r.from_offset, r.until_offset) for r in ranges] == [
+        (0, 0, 22), (0, 22, 45), (0, 45, 67), (0, 67, 90), (1, 10, 20)]
+    assert offset_ranges([OffsetRange(a, 0, 90)], None) == [OffsetRange(a, 0, 90)]
+    # 100 over backlogs of 900 and 100: 90 and 10; a backlog of 1 is never starved.
+    assert rate_limit(100, {a: 0, b: 0}, {a: 900, b: 100}) == {a: 90, b: 10}
+    assert rate_limit(10, {a: 0, b: 0}, {a: 1000, b: 1}) == {a: 9, b: 1}
