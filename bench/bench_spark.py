@@ -55,6 +55,30 @@ def produce_records(bootstrap: str, topic: str, n: int, size: int) -> None:
         raise SystemExit("produce failed")
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system, including reaped children) of `root` and every process under it: the
+    Spark JVM and its Python workers, so a figure can be read apart from what other processes take."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid = int(fields[1])
+        cpu = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+        stats[int(entry)] = (ppid, cpu)
+    total, frontier = 0.0, [root]
+    while frontier:
+        pid = frontier.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        frontier += [c for c, (pp, _) in stats.items() if pp == pid]
+    return total
+
+
 def end_offsets_sum(bootstrap: str, topic: str) -> int:
     from kafkapy.client.admin import AdminClient
     from kafkapy.common.topic_partition import TopicPartition
@@ -93,34 +117,40 @@ def main(argv: list[str]) -> int:
         spark.sparkContext.setLogLevel("ERROR")
         df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", "bench-spark-in").load())
-        reads = []
+        jvm = spark.sparkContext._gateway.proc.pid
+        reads, read_cpu = [], []
         for _ in range(a.rounds):
-            t = time.monotonic()
+            t, c = time.monotonic(), tree_cpu_seconds(jvm)
             counts = df.groupBy("partition").count().collect()
             reads.append(time.monotonic() - t)
+            read_cpu.append(tree_cpu_seconds(jvm) - c)
             assert sum(r["count"] for r in counts) == a.records, counts
         print(f"read  {a.records} rows into a grouped count, local[2]: best {a.records / min(reads):,.0f} rows/s "
-              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)})")
+              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)}); Spark CPU (JVM + Python workers) "
+              f"{min(read_cpu):.1f} s = {a.records / (min(read_cpu) / 2):,.0f} rows/s on 2 otherwise idle cores")
 
         out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
                                                 f"repeat('x', {a.value_bytes}) AS value")
-        writes = []
+        writes, write_cpu = [], []
         for i in range(a.rounds):
             topic = f"bench-spark-out-{i}"
             create_topic(bootstrap, topic)
-            t = time.monotonic()
+            t, c = time.monotonic(), tree_cpu_seconds(jvm)
             (out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
              .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1").save())
             writes.append(time.monotonic() - t)
+            write_cpu.append(tree_cpu_seconds(jvm) - c)
             assert end_offsets_sum(bootstrap, topic) == a.records
         print(f"write {a.records} rows to a topic, local[2]: best {a.records / min(writes):,.0f} rows/s "
-              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)})")
+              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)}); Spark CPU {min(write_cpu):.1f} s = "
+              f"{a.records / (min(write_cpu) / 2):,.0f} rows/s on 2 otherwise idle cores")
         spark.stop()
 
         sys.path.insert(0, str(REPO / "examples" / "clickstream"))
         from clicks import click_events, produce_clicks
 
         produce_clicks(bootstrap, "bench-clicks", click_events(a.click_events), partitions=3)
+        print(f"load average before spark-submit: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         t = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "spark-submit",
                                str(REPO / "examples" / "clickstream" / "clickstream_batch.py"),
