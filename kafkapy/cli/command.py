@@ -133,10 +133,30 @@ class ToolParser(argparse.ArgumentParser):
         raise UsageError(message)
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        args = sys.argv[1:] if args is None else list(args)
+        unknown = self._first_unknown_flag(args)
+        if unknown is not None:  # before the required-flag checks, as joptsimple reports it
+            raise UsageError(f"unrecognized arguments: {unknown}" + self._suggestion([unknown]))
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             raise UsageError(f"unrecognized arguments: {' '.join(extras)}" + self._suggestion(extras))
         return parsed
+
+    def _first_unknown_flag(self, args: Sequence[str]) -> str | None:
+        """The first `--name[=value]` that names no flag (exactly or as an unambiguous prefix). Parsers with
+        subcommands or a REMAINDER argument are left to argparse: their later flags are not this parser's."""
+        if any(isinstance(a, argparse._SubParsersAction) or a.nargs == argparse.REMAINDER for a in self._actions):
+            return None
+        known = self._option_string_actions
+        for token in args:
+            if token == "--":
+                return None
+            if not token.startswith("--") or " " in token:  # argparse takes a token with a space as a value
+                continue
+            name = token.partition("=")[0]
+            if name not in known and not (self.allow_abbrev and any(o.startswith(name) for o in known)):
+                return name
+        return None
 
     def _suggestion(self, extras: Sequence[str]) -> str:
         """Click's "Did you mean" for the first unknown flag (same difflib rule as click's parser)."""

@@ -37,11 +37,16 @@ def _names(action: argparse.Action) -> str:
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
-    positionals = [
-        (a.metavar if isinstance(a.metavar, str) else a.dest) for a in parser._actions if not a.option_strings
-    ]
+    positionals = [_names(a) if a.required else f"[{_names(a)}]" for a in parser._actions if not a.option_strings]
     required = [f"{a.option_strings[0]} {_metavar(a)}" for a in parser._actions if a.option_strings and a.required]
-    return " ".join([parser.prog, *required, "[flags...]", *(f"[{p}]" for p in positionals)])
+    return " ".join([parser.prog, *required, "[flags...]", *positionals])
+
+
+def _rows(action: argparse.Action) -> list[tuple[str, str, str]]:
+    """(flags, metavar, help) rows for one action; a subcommand action lists each subcommand."""
+    if isinstance(action, argparse._SubParsersAction):
+        return [(choice.dest, "", choice.help or "") for choice in action._choices_actions]
+    return [(_names(action), _metavar(action), action.help or "")]
 
 
 def _panel_title(title: str | None) -> str:
@@ -82,12 +87,14 @@ def print_help(parser: argparse.ArgumentParser, file: IO[str]) -> None:
         table.add_column(width=min(max(widest, 28), 40), overflow="fold")
         table.add_column(ratio=1, overflow="fold")
         for a in actions:
-            flags = Text(_names(a), style="bold cyan")
-            metavar = _metavar(a)
-            if metavar:
-                flags.append(" " + metavar, style="yellow")
             required = Text("*", style="red") if a.required and a.option_strings else Text("")
-            table.add_row(required, flags, Text(expand(a) if a.help else ""))
+            for names, metavar, help_text in _rows(a):
+                flags = Text(names, style="bold cyan")
+                if metavar:
+                    flags.append(" " + metavar, style="yellow")
+                if help_text and not isinstance(a, argparse._SubParsersAction):
+                    help_text = expand(a)  # argparse's %(default)s substitution
+                table.add_row(required, flags, Text(help_text))
         parts.append(Panel(table, title=_panel_title(group.title), title_align="left", border_style="dim"))
     if parser.epilog:
         parts.append(Padding(Text(parser.epilog), (0, 1)))

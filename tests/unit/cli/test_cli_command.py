@@ -90,6 +90,25 @@ def test_help_exits_0(capsys):
     assert "--bootstrap-server, --broker-list" in out and "--output {text,json}" in out and "Common options" in out
 
 
+def test_help_lists_subcommands_and_their_flags_are_left_to_them(capsys):
+    import argparse
+
+    p = ToolParser("demo-sub", "With subcommands.")
+    p.add_bootstrap_server()
+    sub = p.add_subparsers(dest="command", title="commands", metavar="COMMAND", required=True,
+                           parser_class=argparse.ArgumentParser)  # fmt: skip
+    sub.add_parser("list", help="list the things")
+    sub.add_parser("describe", help="describe one thing").add_argument("--thing-id", required=True)
+    seen = {}
+    rc = run(p, ["--bootstrap-server", "h:1", "describe", "--thing-id", "7"], lambda a, o: seen.update(vars(a)))
+    assert rc == 0 and seen["command"] == "describe" and seen["thing_id"] == "7"
+    assert run(p, ["--help"], lambda a, o: 1) == 0
+    out = capsys.readouterr().out
+    assert "Usage: kafkapy demo-sub --bootstrap-server" in out and "COMMAND" in out
+    assert [line.split()[1:] for line in out.splitlines() if line.startswith(("│   list ", "│   describe "))] == [
+        ["list", "list", "the", "things", "│"], ["describe", "describe", "one", "thing", "│"]]
+
+
 def test_runtime_errors_are_one_line_exit_1_without_traceback():
     def tool_error(args, out):
         out.line("partial output")
