@@ -145,6 +145,9 @@ class ReplicaFetcherThread(threading.Thread):
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         self.initiate_shutdown()
+        # A fetch may be waiting on a leader that stopped answering (frozen, partitioned): closing the
+        # connection fails it at once instead of after replica.socket.timeout.ms.
+        self._close_connection()
         if self.is_alive() and self is not threading.current_thread():
             self.join(timeout_s)
 
@@ -187,8 +190,8 @@ class ReplicaFetcherThread(threading.Thread):
                                     request_timeout_ms=self._socket_timeout_ms,
                                     receive_buffer_bytes=self._receive_buffer,
                                     security=self._security)
+            self._conn = conn  # visible to shutdown() while connecting
             conn.connect()
-            self._conn = conn
         return conn
 
     def _close_connection(self) -> None:
