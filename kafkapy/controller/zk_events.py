@@ -28,13 +28,10 @@ from kafkapy.controller.partition_state_machine import (
     PartitionState,
     PartitionStateMachine,
 )
+from kafkapy.controller.topic_handlers import as_bool
 from kafkapy.controller.zk_data import random_kafka_uuid
 
 log = logging.getLogger("kafka.controller.KafkaController")
-
-
-def _as_bool(value: Any) -> bool:
-    return value if isinstance(value, bool) else str(value).strip().lower() == "true"
 
 
 class ClusterEventHandlers:
@@ -123,7 +120,7 @@ class ClusterEventHandlers:
         wanted = sorted((marked & set(ctx.assignments)) - ctx.topics_to_be_deleted)
         if not wanted:
             return
-        if not _as_bool(self.config.get("delete.topic.enable", True)):
+        if not as_bool(self.config.get("delete.topic.enable", True)):
             log.info("Removing deletion marks of %s: delete.topic.enable is false", wanted)
             self.store.delete_children(zk_data.DELETE_TOPICS_PATH, wanted)
             return
@@ -167,7 +164,7 @@ class ClusterEventHandlers:
         """Kafka's checkAndTriggerAutoLeaderRebalance: per preferred broker, when more than
         leader.imbalance.per.broker.percentage of its partitions are led elsewhere, move them back."""
         ctx = self.ctx
-        if not _as_bool(self.config.get("auto.leader.rebalance.enable", True)):
+        if not as_bool(self.config.get("auto.leader.rebalance.enable", True)):
             return
         threshold = int(self.config.get("leader.imbalance.per.broker.percentage", 10))
         by_preferred: dict[int, list[TopicPartition]] = {}
