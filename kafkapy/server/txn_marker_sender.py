@@ -14,6 +14,7 @@ import logging
 from concurrent.futures import Future
 from typing import Any
 
+from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import WriteTxnMarkersRequest, WriteTxnMarkersResponse
@@ -22,8 +23,10 @@ log = logging.getLogger("kafka.coordinator.transaction.TransactionMarkerChannelM
 
 
 class TxnMarkerSender:
-    def __init__(self, broker_id: int, listener_name: str, metadata_cache: Any, request_timeout_ms: int = 30_000) -> None:
+    def __init__(self, broker_id: int, listener_name: str, metadata_cache: Any, request_timeout_ms: int = 30_000,
+                 security: ClientSecurity | None = None) -> None:
         self.broker_id = broker_id
+        self.security = security  # inter.broker.listener.name's TLS / SASL
         self.listener_name = listener_name
         self.metadata_cache = metadata_cache
         self.request_timeout_ms = request_timeout_ms
@@ -37,7 +40,7 @@ class TxnMarkerSender:
         if node is None:
             raise ConnectionError(f"Broker {broker_id} has no endpoint on listener {self.listener_name}")
         conn = BrokerConnection(broker_id, node.host, node.port, client_id=f"broker-{self.broker_id}-txn-marker-sender",
-                                request_timeout_ms=self.request_timeout_ms)
+                                request_timeout_ms=self.request_timeout_ms, security=self.security)
         conn.connect(self.request_timeout_ms)
         self._connections[broker_id] = conn
         return conn
