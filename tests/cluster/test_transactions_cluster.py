@@ -1,0 +1,95 @@
+"""Transactions across brokers (ZooKeeper cluster of 3 broker processes, confluent-kafka): the transaction
+coordinator writes markers to partition leaders on other brokers through WriteTxnMarkers requests;
+read_committed readers see exactly the committed records; after the leader of a partition is SIGKILLed, the
+new leader (whose producer state and .txnindex were built by replication) serves the same committed view, and
+a new producer with the same transactional.id commits again."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kafkapy.client.admin_types import NewTopic
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+
+TOPIC = "xtx"
+PARTITIONS = 3
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_factory):
+    return cluster_factory(3, overrides={"transaction.state.log.num.partitions": "6",
+                                         "offsets.topic.num.partitions": "6"})
+
+
+def read(cluster, isolation: str, expected: int, timeout_s: float = 60) -> list[bytes]:
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"x-{isolation}-{time.monotonic_ns()}",
+                  "isolation.level": isolation, "enable.partition.eof": True,
+                  "topic.metadata.refresh.interval.ms": 1000})
+    c.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+    out: list[bytes] = []
+    eof: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        m = c.poll(0.3)
+        if m is None:
+            continue
+        if m.error():
+            if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
+                eof.add(m.partition())
+                if len(eof) == PARTITIONS and len(out) >= expected:
+                    break
+            continue
+        eof.discard(m.partition())
+        out.append(m.value())
+    c.close()
+    return out
+
+
+def test_markers_across_brokers_and_leader_failover(cluster) -> None:
+    admin = cluster.admin()
+    try:
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, configs={"min.insync.replicas": "2"})])
+    finally:
+        admin.close()
+    cluster.wait_for(lambda: len(cluster.describe(TOPIC)) == PARTITIONS
+                     and all(len(isr) == 3 for _l, _r, isr in cluster.describe(TOPIC).values()), 60,
+                     what="metadata with full ISRs")
+    leaders = {p: leader for p, (leader, _r, _i) in cluster.describe(TOPIC).items()}
+    assert len(set(leaders.values())) > 1  # the markers must reach more than one broker
+
+    p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "xtx-1", "linger.ms": 5,
+                  "topic.metadata.refresh.interval.ms": 1000})
+    p.init_transactions(60)
+    committed = [b"c%02d" % i for i in range(30)]
+    aborted = [b"a%02d" % i for i in range(30)]
+    p.begin_transaction()
+    for i, v in enumerate(committed):
+        p.produce(TOPIC, v, partition=i % PARTITIONS)
+    p.commit_transaction(60)
+    p.begin_transaction()
+    for i, v in enumerate(aborted):
+        p.produce(TOPIC, v, partition=i % PARTITIONS)
+    p.flush(30)
+    p.abort_transaction(60)
+    assert sorted(read(cluster, "read_committed", 30)) == committed
+    assert sorted(read(cluster, "read_uncommitted", 60)) == sorted(committed + aborted)
+
+    victim = leaders[0]
+    cluster.brokers[victim].kill()
+    cluster.wait_for(lambda: cluster.describe(TOPIC)[0][0] not in (victim, -1), 60, what="a new leader")
+    assert sorted(read(cluster, "read_committed", 30)) == committed  # followers built the same txn state
+
+    again = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "xtx-1", "linger.ms": 5,
+                      "topic.metadata.refresh.interval.ms": 1000})
+    again.init_transactions(60)
+    again.begin_transaction()
+    for part in range(PARTITIONS):
+        again.produce(TOPIC, b"after-%d" % part, partition=part)
+    again.commit_transaction(60)
+    after = read(cluster, "read_committed", 33)
+    assert sorted(after) == sorted(committed + [b"after-%d" % part for part in range(PARTITIONS)])
+    cluster.brokers[victim].start()
