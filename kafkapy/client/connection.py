@@ -15,6 +15,9 @@ other senders held back until the exchange is done.
 On connect the client sends ApiVersions at our highest version (v3+ carries client_software_name /
 version); if the broker answers UNSUPPORTED_VERSION (its body is then v0) we retry once at the
 broker's highest ApiVersions version. Each later request uses the highest version both sides support.
+Bytes that are not a Kafka frame in answer to that first ApiVersions mean the peer is not a Kafka broker:
+the connect fails with NotKafkaPeerError (no log line; the caller reports it once). A bad frame later on
+an established connection logs one warning per broker address per process and closes that connection.
 
 Thread-safety: any number of threads may `send` (writes are serialised by a lock) and wait for
 their own futures; whichever waiting thread holds the read lock reads frames and completes the
@@ -45,6 +48,7 @@ from kafkapy.client.errors import (
     ClientUnsupportedVersionError,
     DisconnectError,
     KafkaTimeoutError,
+    NotKafkaPeerError,
     SslAuthenticationFailedError,
     error_from_code,
 )
@@ -66,6 +70,9 @@ CLIENT_SOFTWARE_NAME = "kafkapy"
 CLIENT_SOFTWARE_VERSION = getattr(kafkapy, "__version__", "0.1.0")
 MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 _RECV_CHUNK = 256 * 1024
+# Broker addresses that sent a bad frame on an established connection (warned about once per process).
+_bad_peers: set[tuple[str, int]] = set()
+_bad_peers_lock = threading.Lock()
 
 
 class ConnectionState(enum.Enum):
@@ -460,10 +467,24 @@ class BrokerConnection:
                     break
                 self._complete(frame)
         except KafkaError as e:
-            self.close(e)
+            self.close(self._not_kafka(e) if self.state is ConnectionState.CHECKING_API_VERSIONS else e)
         except Exception as e:  # a malformed response is fatal for this connection only
-            log.warning("node %s: bad response frame: %s", self.node_id, e)
-            self.close(DisconnectError(f"Invalid response from node {self.node_id}: {e}"))
+            self.close(self._bad_frame(e))
+
+    def _not_kafka(self, e: object) -> NotKafkaPeerError:
+        return NotKafkaPeerError(f"{self.host}:{self.port} is not a Kafka broker (bad response frame: {e})",
+                                 detail=str(e))
+
+    def _bad_frame(self, e: BaseException) -> KafkaError:
+        """The error for a response that is not a Kafka frame; warns once per address and process."""
+        if self.state is ConnectionState.CHECKING_API_VERSIONS:
+            return self._not_kafka(e)  # the caller reports it (once), not every reconnect
+        with _bad_peers_lock:
+            first = (self.host, self.port) not in _bad_peers
+            _bad_peers.add((self.host, self.port))
+        log.log(logging.WARNING if first else logging.DEBUG, "node %s (%s:%s): bad response frame: %s",
+                self.node_id, self.host, self.port, e)  # fmt: skip
+        return DisconnectError(f"Invalid response from node {self.node_id}: {e}")
 
     def _complete(self, frame: memoryview) -> None:
         if not self._in_flight:
@@ -485,7 +506,9 @@ class BrokerConnection:
         try:
             resp, _ = cls.decode_from(frame, body_offset, version)
         except Exception as e:
-            req.future.set_exception(DisconnectError(f"Failed to decode {cls.NAME} v{version}: {e}"))
+            detail = f"Failed to decode {cls.NAME} v{version}: {e}"
+            req.future.set_exception(self._not_kafka(detail) if req.api_key == API_VERSIONS_KEY and
+                                     self.state is ConnectionState.CHECKING_API_VERSIONS else DisconnectError(detail))  # fmt: skip
             return
         req.future.set_result(resp)
 

@@ -30,6 +30,22 @@ class NoBrokersAvailableError(NetworkExceptionError, **_NET):
     """No bootstrap or known broker could be reached."""
 
 
+class NotKafkaPeerError(DisconnectError, **_NET):
+    """The peer answered the ApiVersions handshake with bytes that are not a Kafka response frame (an HTTP
+    server, a TLS listener for a PLAINTEXT client, another protocol on that port)."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class BootstrapUnreachableError(
+    NetworkExceptionError, code=NetworkExceptionError.code, name=NetworkExceptionError.name, retriable=False
+):
+    """Every bootstrap address refused the connection, did not resolve or is not a Kafka broker, and none
+    was ever reached: the client gives up at once instead of retrying until its timeout."""
+
+
 class KafkaTimeoutError(
     RequestTimedOutError, code=RequestTimedOutError.code, name=RequestTimedOutError.name, retriable=True
 ):

@@ -5,6 +5,14 @@ names them), reconnects with Kafka's exponential backoff (reconnect.backoff.ms d
 reconnect.backoff.max.ms, +-20% jitter), picks the least loaded node for metadata and admin
 requests, and refreshes the Metadata snapshot (Metadata v0-13 on the wire).
 
+Unreachable bootstrap: until some broker has been reached, a bootstrap address whose connect fails
+hard (connection refused, host does not resolve, peer is not a Kafka broker) is remembered with its
+cause; once every bootstrap address has failed hard for BOOTSTRAP_FAIL_FAST_MS, connecting raises
+BootstrapUnreachableError naming each address and its cause, instead of retrying until the caller's
+timeout (Kafka's 60 s default.api.timeout.ms). Timeouts are not hard failures: a broker that is
+reachable but slow keeps Kafka's timeouts. After the first successful connection Kafka's retry rules
+apply unchanged (a broker restarting must not make a running client give up).
+
 Requests may be given as a message or as a `build(version) -> message` callable, so callers can
 fill version-dependent fields after the version is negotiated.
 
@@ -17,6 +25,7 @@ from __future__ import annotations
 import logging
 import random
 import select
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -25,7 +34,12 @@ from typing import Any
 from kafkapy.client.client_security import client_security
 from kafkapy.client.config import ClientConfig
 from kafkapy.client.connection import BrokerConnection
-from kafkapy.client.errors import DisconnectError, KafkaTimeoutError
+from kafkapy.client.errors import (
+    BootstrapUnreachableError,
+    DisconnectError,
+    KafkaTimeoutError,
+    NotKafkaPeerError,
+)
 from kafkapy.client.metadata import ZERO_UUID, Cluster, Metadata
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import SYSTEM, Time
@@ -34,6 +48,9 @@ from kafkapy.protocol.messages.metadata import MetadataRequest
 log = logging.getLogger(__name__)
 
 METADATA_KEY = 3
+# How long every bootstrap address may keep failing hard before the client gives up: long enough for a
+# few reconnects (reconnect.backoff.ms 50 doubling), short enough that a tool fails within seconds.
+BOOTSTRAP_FAIL_FAST_MS = 1500
 RequestOrBuilder = Any  # a message instance, or Callable[[int], message]
 
 
@@ -63,6 +80,9 @@ class NetworkClient:
         self._conns: dict[int, BrokerConnection] = {}
         self._node_locks: dict[int, threading.Lock] = {}
         self._failures: dict[int, tuple[int, int]] = {}  # node -> (consecutive failures, next try ms)
+        # bootstrap node -> (ms of its first hard failure, cause) while no broker was ever reached
+        self._hard_failures: dict[int, tuple[int, str]] = {}
+        self._ever_connected = False
         self._lock = threading.Lock()
         self._rng = random.Random()
         self._closed = False
@@ -146,6 +166,7 @@ class NetworkClient:
                     security=self.security,
                 )
                 self._conns[node_id] = conn
+            self._check_bootstrap_reachable()
             delay = self.connection_delay_ms(node_id)
             if delay > 0:
                 if self._time.milliseconds() + delay > deadline:
@@ -154,12 +175,36 @@ class NetworkClient:
             remaining = max(1, deadline - self._time.milliseconds())
             try:
                 conn.connect(min(remaining, int(self.config["socket.connection.setup.timeout.ms"])))
-            except KafkaError:
+            except KafkaError as e:
                 self._record_failure(node_id)
+                self._record_bootstrap_failure(node_id, e)
+                self._check_bootstrap_reachable(e)
                 raise
             self._failures.pop(node_id, None)
+            self._ever_connected = True
+            self._hard_failures.clear()
             log.debug("Connected to node %s at %s:%s", node_id, conn.host, conn.port)
             return conn
+
+    def _record_bootstrap_failure(self, node_id: int, error: KafkaError) -> None:
+        if self._ever_connected or node_id not in self._bootstrap:
+            return
+        cause = hard_failure_cause(error)
+        if cause is None:
+            self._hard_failures.pop(node_id, None)  # a timeout: maybe slow, not unreachable
+            return
+        first = self._hard_failures.get(node_id, (self._time.milliseconds(), cause))[0]
+        self._hard_failures[node_id] = (first, cause)
+
+    def _check_bootstrap_reachable(self, error: KafkaError | None = None) -> None:
+        """Raise BootstrapUnreachableError once every bootstrap address failed hard for long enough."""
+        if self._ever_connected or len(self._hard_failures) < len(self._bootstrap):
+            return
+        if self._time.milliseconds() - min(t for t, _ in self._hard_failures.values()) < BOOTSTRAP_FAIL_FAST_MS:
+            return
+        causes = ", ".join(f"{self._bootstrap[n][0]}:{self._bootstrap[n][1]} ({c})"
+                           for n, (_, c) in sorted(self._hard_failures.items(), reverse=True))  # fmt: skip
+        raise BootstrapUnreachableError(f"Could not connect to any bootstrap server: {causes}") from error
 
     def least_loaded_node(self) -> int:
         """A node to send metadata/admin requests to: ready with fewest in flight, else any known."""
@@ -390,3 +435,17 @@ class NetworkClient:
         self._closed = True
         for node_id in list(self._conns):
             self.close_node(node_id)
+
+
+def hard_failure_cause(error: BaseException) -> str | None:
+    """Why a connect failed, if retrying cannot help soon (refused, unresolvable, not Kafka), else None."""
+    if isinstance(error, NotKafkaPeerError):
+        return f"not a Kafka broker: {error.detail}" if error.detail else "not a Kafka broker"
+    cause = error.__cause__
+    if isinstance(cause, socket.gaierror):
+        return cause.strerror or "unknown host"
+    if isinstance(cause, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.strerror:
+        return cause.strerror  # e.g. no route to host, network unreachable
+    return None
