@@ -264,6 +264,29 @@ class TransactionCoordinator:
             return
         self.state_manager.append_transaction_to_log(transactional_id, coordinator_epoch, md, result, callback)
 
+    def handle_verify_partitions_in_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                                partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        """AddPartitionsToTxn v4+ with verify_only (KIP-890): is each partition in the ongoing transaction?
+        Missing ones get TRANSACTION_ABORTABLE, as Kafka 4.x answers."""
+        error, existing = self.state_manager.get_transaction_state(transactional_id) if transactional_id else (
+            ErrorCode.INVALID_REQUEST, None)
+        if not error and existing is None:
+            error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if error or existing is None:
+            return dict.fromkeys(partitions, error)
+        md = existing.metadata
+        with md.lock:
+            if md.producer_id != producer_id:
+                code = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+            elif md.producer_epoch != producer_epoch:
+                code = ErrorCode.PRODUCER_FENCED
+            elif md.pending_state is not None or md.state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT):
+                code = ErrorCode.CONCURRENT_TRANSACTIONS
+            else:
+                return {tp: 0 if tp in md.topic_partitions and md.state == _S.ONGOING
+                        else ErrorCode.TRANSACTION_ABORTABLE for tp in partitions}
+        return dict.fromkeys(partitions, code)
+
     # -- EndTxn -------------------------------------------------------------------------------------------
 
     def handle_end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,

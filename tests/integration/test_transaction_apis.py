@@ -171,3 +171,25 @@ def test_transaction_flow_epochs_and_describe(client) -> None:
     assert add_partitions(client, "wire-flow", pid, epoch + 1, {TOPIC: [0]}) == {(TOPIC, 0): 0}
     assert produce(client, pid, epoch + 1, 0, "wire-flow") == 0
     assert produce(client, pid, epoch, 1, "wire-flow") == ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+def test_batched_add_and_verify_only(client) -> None:
+    """AddPartitionsToTxn v4+ (what brokers send, KIP-890): several transactions per request; verify_only."""
+    r = init_producer(client, "wire-batched")
+    pid, epoch = r.producer_id, r.producer_epoch
+    R = AddPartitionsToTxnRequest
+
+    def batched(verify: bool, topics: dict[str, list[int]], txn_id: str = "wire-batched") -> dict:
+        resp = client.request(R(transactions=[R.AddPartitionsToTxnTransaction(
+            transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, verify_only=verify,
+            topics=[R.AddPartitionsToTxnTopic(name=t, partitions=ps) for t, ps in topics.items()])]), 5)
+        assert resp.error_code == 0
+        result = resp.results_by_transaction[0]
+        assert result.transactional_id == txn_id
+        return {(t.name, p.partition_index): p.partition_error_code
+                for t in result.topic_results for p in t.results_by_partition}
+
+    assert batched(False, {TOPIC: [0]}) == {(TOPIC, 0): 0}
+    assert batched(True, {TOPIC: [0, 1]}) == {(TOPIC, 0): 0, (TOPIC, 1): ErrorCode.TRANSACTION_ABORTABLE}
+    assert batched(True, {TOPIC: [0]}, "unknown-id") == {(TOPIC, 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+    assert batched(True, {"gone": [0]}) == {("gone", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}

@@ -1,4 +1,4 @@
-"""Transaction APIs: AddPartitionsToTxn (24) v0-3, AddOffsetsToTxn (25) v0-4, EndTxn (26) v0-4,
+"""Transaction APIs: AddPartitionsToTxn (24) v0-5 (v4+: the brokers' batched form, verify_only), AddOffsetsToTxn (25) v0-4, EndTxn (26) v0-4,
 WriteTxnMarkers (27) v0-1, TxnOffsetCommit (28) v0-4, DescribeProducers (61) v0, DescribeTransactions (65) v0,
 ListTransactions (66) v0-1.
 
@@ -68,30 +68,44 @@ def _fenced_for(version: int, first_version_knowing_it: int, code: int) -> int:
 # -- AddPartitionsToTxn --------------------------------------------------------------------------------
 
 def _add_partitions_response(topics: dict[str, list[int]], codes: dict[TopicPartition, int]) -> AddPartitionsToTxnResponse:
-    R = AddPartitionsToTxnResponse
-    return R(throttle_time_ms=0, results_by_topic_v3_and_below=[R.AddPartitionsToTxnTopicResult(
-        name=t, results_by_partition=[R.AddPartitionsToTxnPartitionResult(
-            partition_index=p, partition_error_code=codes[TopicPartition(t, p)]) for p in ps])
-        for t, ps in topics.items()])
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_topic_results(topics, codes))
 
 
 def _add_partitions_error(request: AddPartitionsToTxnRequest, version: int, code: int) -> AddPartitionsToTxnResponse:
+    if version >= 4:
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=code, results_by_transaction=[])
     topics = {t.name: list(t.partitions) for t in request.v3_and_below_topics}
     return _add_partitions_response(topics, {TopicPartition(t, p): code for t, ps in topics.items() for p in ps})
 
 
-@api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 3, error_response=_add_partitions_error)
-def handle_add_partitions_to_txn(ctx: RequestContext, request: AddPartitionsToTxnRequest) -> Any:
+def _topic_results(topics: dict[str, list[int]], codes: dict[TopicPartition, int]) -> list[Any]:
+    R = AddPartitionsToTxnResponse
+    return [R.AddPartitionsToTxnTopicResult(name=t, results_by_partition=[R.AddPartitionsToTxnPartitionResult(
+        partition_index=p, partition_error_code=codes[TopicPartition(t, p)]) for p in ps]) for t, ps in topics.items()]
+
+
+def _unknown_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
+    """Kafka's rule: with any unknown partition, those fail and the others are not attempted."""
+    cache = ctx.server.metadata_cache
+    unknown = {tp for tp in partitions if not cache.contains(tp)}
+    if not unknown:
+        return None
+    return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in partitions}
+
+
+@api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5, error_response=_add_partitions_error)
+def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -> Any:
     version = ctx.api_version
+    if version >= 4:
+        return _add_partitions_batched(ctx, request)
     topics: dict[str, list[int]] = {}
     for t in request.v3_and_below_topics:
         topics.setdefault(t.name, []).extend(t.partitions)
     partitions = {TopicPartition(t, p) for t, ps in topics.items() for p in ps}
-    cache = ctx.server.metadata_cache
-    unknown = {tp for tp in partitions if not cache.contains(tp)}
-    if unknown:
-        return _add_partitions_response(topics, {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
-                                                 else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions})
+    codes = _unknown_partition_codes(ctx, partitions)
+    if codes is not None:
+        return _add_partitions_response(topics, codes)
     coordinator = _txn_coordinator(ctx)
 
     def done(code: int) -> None:
@@ -101,6 +115,46 @@ def handle_add_partitions_to_txn(ctx: RequestContext, request: AddPartitionsToTx
     coordinator.handle_add_partitions_to_transaction(
         request.v3_and_below_transactional_id, request.v3_and_below_producer_id, request.v3_and_below_producer_epoch,
         partitions, done)
+    return DEFERRED
+
+
+def _add_partitions_batched(ctx: Any, request: AddPartitionsToTxnRequest) -> Any:
+    """v4+ (brokers, KIP-890): several transactions per request; verify_only asks whether the partitions are
+    already in the ongoing transaction instead of adding them."""
+    R = AddPartitionsToTxnResponse
+    coordinator = _txn_coordinator(ctx)
+    txns = list(request.transactions)
+    results: list[Any] = [None] * len(txns)
+    remaining = [len(txns)]
+    lock = threading.Lock()
+
+    def settle(i: int, topics: dict[str, list[int]], codes: dict[TopicPartition, int]) -> None:
+        results[i] = R.AddPartitionsToTxnResult(transactional_id=txns[i].transactional_id,
+                                                topic_results=_topic_results(topics, codes))
+        with lock:
+            remaining[0] -= 1
+            last = remaining[0] == 0
+        if last:
+            ctx.respond(R(throttle_time_ms=0, error_code=0, results_by_transaction=results))
+
+    if not txns:
+        return R(throttle_time_ms=0, error_code=0, results_by_transaction=[])
+    for i, txn in enumerate(txns):
+        topics: dict[str, list[int]] = {}
+        for t in txn.topics:
+            topics.setdefault(t.name, []).extend(t.partitions)
+        partitions = {TopicPartition(t, p) for t, ps in topics.items() for p in ps}
+        codes = _unknown_partition_codes(ctx, partitions)
+        if codes is not None:
+            settle(i, topics, codes)
+        elif txn.verify_only:
+            settle(i, topics, coordinator.handle_verify_partitions_in_transaction(
+                txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions))
+        else:
+            coordinator.handle_add_partitions_to_transaction(
+                txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions,
+                lambda code, i=i, topics=topics, partitions=partitions: settle(i, topics,
+                                                                                dict.fromkeys(partitions, code)))
     return DEFERRED
 
 
