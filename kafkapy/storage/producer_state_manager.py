@@ -105,11 +105,14 @@ def read_snapshot(path: str) -> list[ProducerStateEntry]:
 
 
 class AppendAnalysis(NamedTuple):
-    """What a batch list does to the producer state; `duplicate` set: nothing must be written."""
+    """What a batch list does to the producer state; `duplicate` set: nothing must be written. `fast` is the
+    common case of one in-sequence data batch from a known producer: (entry, its new BatchMetadata, the first
+    offset of a transaction it starts or -1), applied to the entry in place after the write."""
 
     updated: dict[int, ProducerAppendInfo]
     completed: list[CompletedTxn]
     duplicate: BatchMetadata | None = None
+    fast: tuple[ProducerStateEntry, BatchMetadata, int] | None = None
 
 
 class ProducerStateManager:
@@ -147,6 +150,10 @@ class ProducerStateManager:
                         first_offset: int, origin: str, positions: Sequence[int] | None = None) -> AppendAnalysis:
         """Validate the producer batches among `headers` (buf holds them back to back from position 0, or at
         `positions`), whose offsets start at `first_offset` (headers' own base offsets when None)."""
+        if len(headers) == 1 and origin == APPEND_ORIGIN_CLIENT:
+            fast = self._fast_path(headers[0], first_offset)
+            if fast is not None:
+                return AppendAnalysis(_NO_UPDATES, _NO_COMPLETED, None, fast)
         updated: dict[int, ProducerAppendInfo] = {}
         completed: list[CompletedTxn] = []
         offset = first_offset
@@ -182,9 +189,40 @@ class ProducerStateManager:
             pos += h.batch_length + 12
         return AppendAnalysis(updated, completed)
 
+    def _fast_path(self, h: BatchHeader, first_offset: int) -> tuple[ProducerStateEntry, BatchMetadata, int] | None:
+        """One client data batch that follows its producer's last one in the same epoch (no duplicate search
+        needed: a retry repeats an earlier sequence); None sends it down the general path."""
+        attributes = h.attributes
+        if attributes & CONTROL_FLAG_MASK:
+            return None
+        entry = self.producers.get(h.producer_id)
+        if entry is None or entry.producer_epoch != h.producer_epoch or not entry.batch_metadata:
+            return None
+        seq = h.base_sequence
+        last_seq = entry.batch_metadata[-1].last_seq
+        if seq != last_seq + 1 and not (seq == 0 and last_seq == 2**31 - 1):
+            return None
+        transactional = bool(attributes & TRANSACTIONAL_FLAG_MASK)
+        in_txn = entry.current_txn_first_offset >= 0
+        if in_txn and not transactional:
+            return None  # INVALID_TXN_STATE, raised by the general path
+        delta = h.last_offset_delta
+        metadata = BatchMetadata(_last_seq(seq, delta), first_offset + delta, delta, h.max_timestamp)
+        return entry, metadata, first_offset if transactional and not in_txn else -1
+
     def apply(self, analysis: AppendAnalysis, map_end_offset: int) -> None:
         """Commit an analysed append (after its bytes were written); completed transactions are left to the
-        caller (`complete_txn`, after it wrote the txnindex entry)."""
+        caller (`complete_txns`, after it wrote the txnindex entry)."""
+        fast = analysis.fast
+        if fast is not None:
+            entry, metadata, txn_first = fast
+            entry.batch_metadata.append(metadata)
+            entry.last_timestamp = metadata.timestamp
+            if txn_first >= 0:
+                entry.current_txn_first_offset = txn_first
+                self.ongoing_txns[txn_first] = TxnMetadata(entry.producer_id, txn_first)
+            self.map_end_offset = map_end_offset
+            return
         for pid, info in analysis.updated.items():
             self.producers[pid] = info.updated_entry
             for txn in info.started_txns:
@@ -272,6 +310,10 @@ class ProducerStateManager:
             self.map_end_offset = offset
             return offset
         return log_start_offset
+
+
+_NO_UPDATES: dict[int, ProducerAppendInfo] = {}
+_NO_COMPLETED: list[CompletedTxn] = []
 
 
 def _last_seq(base_sequence: int, delta: int) -> int:

@@ -162,3 +162,18 @@ def test_log_start_offset_drops_snapshots_of_deleted_segments(tmp_path):
     target = log.segments[2].base_offset + 1
     log.maybe_increment_log_start_offset(target)
     assert list_snapshot_offsets(log.dir) == [o for o in before if o >= log.segments[0].base_offset]
+
+
+def test_in_sequence_batches_take_the_fast_path_and_can_start_a_transaction(tmp_path):
+    log = open_log(tmp_path / "t-0")
+    log.append_as_leader(pbatch(0, 2), 0)  # 0-1, the general path (new producer)
+    info = log.append_as_leader(pbatch(2, 3, txn=True), 0)  # 2-4, in sequence: fast path, starts a txn
+    assert info.first_offset == 2
+    log.update_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == 2
+    entry = log.producer_state_manager.last_entry(PID)
+    assert (entry.last_seq, entry.last_data_offset, entry.current_txn_first_offset) == (4, 4, 2)
+    assert log.append_as_leader(pbatch(2, 3, txn=True), 0).num_batches == 0  # its retry is a duplicate
+    log.append_as_leader(marker(ControlRecordType.COMMIT), 0, origin="coordinator")
+    log.update_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == log.log_end_offset
