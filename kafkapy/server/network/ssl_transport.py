@@ -9,8 +9,10 @@ Plaintext for responses is encrypted at most `PLAIN_PIECE` bytes ahead of what t
 file regions are read with os.pread and encrypted (sendfile cannot be used under TLS).
 
 Thread-safety: the Processor thread reads (handshake, decrypt) only while the connection is not
-muted; responders encrypt and write only while it is muted (a request in flight), under the
-channel's lock; so one SSLObject is never used by two threads at once.
+muted, and decrypts all a read brought before parsing any of it (parsing may dispatch a request,
+muting the connection); responders encrypt and write only while it is muted (a request in flight),
+under the channel's lock, as does `close_notify` (called by the closing thread with that lock held);
+so one SSLObject is never used by two threads at once.
 """
 
 from __future__ import annotations

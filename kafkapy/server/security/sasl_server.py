@@ -176,11 +176,10 @@ class OAuthBearerUnsecuredSaslServer(SaslServer):
                 raise ValueError(f"no {self._principal_claim} claim")
             if not isinstance(exp, (int, float)) or exp * 1000 + self._skew_ms <= now_ms:
                 raise ValueError("the token expired")
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError):
+            # RFC 7628 3.2.2: an error challenge; the client acknowledges it and the exchange fails.
             self._failed = True
-            error = json.dumps({"status": "invalid_token"}).encode()
-            del e
-            return error, False
+            return json.dumps({"status": "invalid_token"}).encode(), False
         self.authorization_id = sub
         self.lifetime_ms = max(0, int(exp * 1000 - now_ms))
         return b"", True

@@ -90,3 +90,25 @@ def test_wrong_password_is_one_error_line(secured, tmp_path):
     assert len(lines) == 1, r.err
     assert "SASL_AUTHENTICATION_FAILED" in lines[0] or "Authentication failed" in lines[0]
     assert "Traceback" not in r.err
+
+
+def test_console_consumer_group_and_consumer_groups_tool(secured):
+    broker, config = secured
+    bootstrap = broker.bootstrap("SASL_SSL")
+    r = run_tool("console-producer", "--bootstrap-server", bootstrap, "--command-config", config, "--topic",
+                 "secure-group-topic", stdin="a\nb\nc\n")
+    assert r.rc == 0, r.err
+    # A consumer group: the group coordinator connection logs in too.
+    r = run_tool("console-consumer", "--bootstrap-server", bootstrap, "--consumer.config", config, "--topic",
+                 "secure-group-topic", "--group", "secure-group", "--from-beginning", "--max-messages", "3",
+                 "--timeout-ms", "30000")
+    assert r.rc == 0, r.err
+    assert r.out.splitlines() == ["a", "b", "c"]
+    r = run_tool("consumer-groups", "--bootstrap-server", bootstrap, "--command-config", config, "--list")
+    assert r.rc == 0, r.err
+    assert "secure-group" in r.out.splitlines()
+    r = run_tool("consumer-groups", "--bootstrap-server", bootstrap, "--command-config", config, "--describe",
+                 "--group", "secure-group")
+    assert r.rc == 0, r.err
+    row = next(line.split() for line in r.out.splitlines() if line.startswith("secure-group "))
+    assert row[1:5] == ["secure-group-topic", "0", "3", "3"]  # topic, partition, committed offset, log end
