@@ -98,9 +98,10 @@ def _respond_token(ctx: RequestContext, token: bytes, session_lifetime_ms: int =
 @api(ApiKey.SASL_AUTHENTICATE, 0, 2)
 def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateRequest) -> Any:
     session: SaslSession | None = ctx.request.sasl
-    if session is None:
+    if session is None or session.state is SaslState.COMPLETE:
+        # What Kafka's KafkaApis answers once the network layer let the request through; the connection stays.
         return SaslAuthenticateResponse(error_code=IllegalSaslStateError.code,
-                                        error_message="SaslAuthenticate request received on a listener without SASL")
+                                        error_message="SaslAuthenticate request received after successful authentication")
     if session.state is not SaslState.AUTHENTICATE:
         message = f"Unexpected SaslAuthenticate request with {session.state.value} state"
         return _final(ctx, SaslAuthenticateResponse(error_code=IllegalSaslStateError.code, error_message=message),

@@ -119,7 +119,17 @@ def test_unsupported_mechanism(secure_broker, wire_client, caplog):
 def test_sasl_requests_on_a_plaintext_listener(secure_broker, wire_client):
     client = wire_client(secure_broker.port("PLAINTEXT"))
     assert client.request(SaslHandshakeRequest(mechanism="PLAIN"), 1).error_code == 34
+    assert client.request(SaslAuthenticateRequest(auth_bytes=b"x"), 1).error_code == 34
     assert client.request(MetadataRequest(topics=None), 1).brokers  # still open, still served
+
+
+def test_sasl_authenticate_after_authentication_is_answered_and_the_connection_stays(secure_broker, wire_client):
+    client = wire_client(secure_broker.port("SASL_PLAINTEXT"))
+    assert login(client).error_code == 0
+    resp = client.request(SaslAuthenticateRequest(auth_bytes=plain_token("alice", "alice-secret")), 1)
+    assert resp.error_code == 34
+    assert resp.error_message == "SaslAuthenticate request received after successful authentication"
+    assert client.request(MetadataRequest(topics=None), 1).brokers
 
 
 def test_v0_handshake_then_raw_tokens(secure_broker, wire_client):
