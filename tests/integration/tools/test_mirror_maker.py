@@ -146,3 +146,63 @@ def test_mirror_maker_flags(cli, tmp_path) -> None:
     binary.write_bytes(b"\x7fELF\x02\x01\x01")
     r = cli("mirror-maker", "--consumer.config", str(binary), "--producer.config", str(consumer), "--include", "a")
     assert r.rc == 1 and r.err.startswith(f"Error: {binary} is not a properties file: line 1: ")
+
+
+@pytest.mark.parametrize("abort", ["true", "false"])
+def test_send_failure_aborts_or_is_skipped(two_brokers, tmp_path, abort: str) -> None:
+    """A record the target refuses (MESSAGE_TOO_LARGE): --abort.on.send.failure true stops with exit 1 and
+    commits nothing; false logs it, drops it, mirrors the rest and commits past it."""
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.client.admin_types import NewTopic
+
+    source, target = two_brokers
+    for broker, configs in ((source, {}), (target, {"max.message.bytes": "1024"})):
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        try:
+            admin.create_topics([NewTopic("sized", 1, 1, None, configs)])
+        finally:
+            admin.close()
+    p = Producer({"bootstrap.servers": source.bootstrap})
+    p.produce("sized", value=b"small-1", partition=0)
+    p.produce("sized", value=b"x" * 4096, partition=0)
+    p.produce("sized", value=b"small-2", partition=0)
+    assert p.flush(10) == 0
+
+    consumer_config = tmp_path / "consumer.properties"
+    consumer_config.write_text(f"bootstrap.servers={source.bootstrap}\ngroup.id=mm-abort\nauto.offset.reset=earliest\n"
+                               "partition.assignment.strategy=org.apache.kafka.clients.consumer.RangeAssignor\n")
+    producer_config = tmp_path / "producer.properties"
+    producer_config.write_text(f"bootstrap.servers={target.bootstrap}\nbatch.size=1\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafkapy.cli.main", "mirror-maker", "--consumer.config", str(consumer_config),
+         "--producer.config", str(producer_config), "--include", "sized", "--abort.on.send.failure", abort],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        if abort == "true":
+            _, err = proc.communicate(timeout=60)
+        else:
+            deadline = time.monotonic() + 60
+            while count_records(target.bootstrap, "sized", 1) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            os.kill(proc.pid, signal.SIGTERM)
+            _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    lines = err.decode().splitlines()
+    assert any("Error when sending message to topic sized with key: null, value: 4096 bytes with error:" in line
+               for line in lines), lines
+    admin = AdminClient({"bootstrap.servers": source.bootstrap})
+    try:
+        committed = {tp.partition: o.offset for tp, o in admin.list_consumer_group_offsets("mm-abort").items()}
+    finally:
+        admin.close()
+    copied = [v for _, _, v, _, _ in read_all(target.bootstrap, "sized", 1, 2, timeout_s=5)[0]]
+    if abort == "true":
+        assert proc.returncode == 1 and lines[-1].startswith(
+            "Mirror maker thread exited abnormally, stopping the whole mirror maker: "), lines
+        assert committed == {} and copied[:1] == [b"small-1"] and b"x" * 4096 not in copied
+    else:
+        assert proc.returncode == 0, lines
+        assert copied == [b"small-1", b"small-2"] and committed == {0: 3}
