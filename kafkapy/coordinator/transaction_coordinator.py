@@ -53,6 +53,29 @@ InitCallback = Callable[[int, int, int], None]  # error, producer id, producer e
 ErrorCallback = Callable[[int], None]
 _S = TransactionState
 _RETRY_COMPLETE_ERRORS = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.UNKNOWN_SERVER_ERROR})
+# How long AddPartitionsToTxn waits for the previous transaction's markers before answering
+# CONCURRENT_TRANSACTIONS (the answer Kafka gives at once; waiting spares the client a retry backoff).
+COMPLETION_WAIT_S = 0.2
+
+
+class _CompletionWaiter:
+    """A request parked until its transactional id's CompleteCommit/CompleteAbort is written: exactly one of
+    `retry` (on completion) or `give_up` (after COMPLETION_WAIT_S) runs."""
+
+    __slots__ = ("retry", "give_up", "_lock", "_fired")
+
+    def __init__(self, retry: Callable[[], None], give_up: Callable[[], None]) -> None:
+        self.retry = retry
+        self.give_up = give_up
+        self._lock = threading.Lock()
+        self._fired = False
+
+    def fire(self, completed: bool) -> None:
+        with self._lock:
+            if self._fired:
+                return
+            self._fired = True
+        (self.retry if completed else self.give_up)()
 
 
 @dataclass(frozen=True)
@@ -86,6 +109,8 @@ class TransactionCoordinator:
             broker_id, metadata_cache, time, marker_sender, self._on_markers_written,
             request_timeout_ms=config.request_timeout_ms)
         self.is_active = False
+        self._waiters: dict[str, list[_CompletionWaiter]] = {}
+        self._waiters_lock = threading.Lock()
 
     @classmethod
     def create(cls, broker_id: int, kafka_config: Any, time: Time, replica_manager: Any, metadata_cache: Any,
@@ -236,7 +261,8 @@ class TransactionCoordinator:
     # -- AddPartitionsToTxn / AddOffsetsToTxn -----------------------------------------------------------------
 
     def handle_add_partitions_to_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                             partitions: set[TopicPartition], callback: ErrorCallback) -> None:
+                                             partitions: set[TopicPartition], callback: ErrorCallback,
+                                             may_wait: bool = True) -> None:
         if not transactional_id:
             callback(ErrorCode.INVALID_REQUEST)
             return
@@ -255,6 +281,15 @@ class TransactionCoordinator:
                 result = ErrorCode.PRODUCER_FENCED
             elif md.pending_state is not None or md.state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT):
                 result = ErrorCode.CONCURRENT_TRANSACTIONS
+                if may_wait and md.pending_state in (_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT):
+                    # The previous transaction's markers are on their way: answer once it completes.
+                    def retry() -> None:
+                        self.handle_add_partitions_to_transaction(transactional_id, producer_id, producer_epoch,
+                                                                  partitions, callback, may_wait=False)
+
+                    self._park(transactional_id, _CompletionWaiter(
+                        retry, lambda: callback(ErrorCode.CONCURRENT_TRANSACTIONS)))
+                    return
             elif md.state == _S.ONGOING and partitions <= md.topic_partitions:
                 result = 0
             else:
@@ -263,6 +298,20 @@ class TransactionCoordinator:
             callback(result)
             return
         self.state_manager.append_transaction_to_log(transactional_id, coordinator_epoch, md, result, callback)
+
+    def _park(self, transactional_id: str, waiter: _CompletionWaiter) -> None:
+        """Call with the metadata lock held (its completion, applied under that lock, cannot slip past)."""
+        with self._waiters_lock:
+            self._waiters.setdefault(transactional_id, []).append(waiter)
+        timer = threading.Timer(COMPLETION_WAIT_S, waiter.fire, (False,))
+        timer.daemon = True
+        timer.start()
+
+    def _release_waiters(self, transactional_id: str) -> None:
+        with self._waiters_lock:
+            waiters = self._waiters.pop(transactional_id, [])
+        for w in waiters:
+            w.fire(True)
 
     def handle_verify_partitions_in_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                                 partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
@@ -383,6 +432,7 @@ class TransactionCoordinator:
         def written(code: int) -> None:
             if not code:
                 log.debug("Completed transaction %s: %s", pending.transactional_id, pending.transit.txn_state)
+            self._release_waiters(pending.transactional_id)
 
         self.state_manager.append_transaction_to_log(pending.transactional_id, pending.coordinator_epoch, md,
                                                      pending.transit, written, retry_on_error=retry)

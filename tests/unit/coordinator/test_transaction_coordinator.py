@@ -153,16 +153,37 @@ def test_errors_for_unknown_fenced_and_concurrent(env) -> None:
     assert end(c, "x", pid, epoch, True) == ErrorCode.INVALID_TXN_STATE  # Empty
     assert add(c, "x", pid, epoch, TP) == 0
     assert end(c, "x", pid, epoch, False) == 0
-    assert add(c, "x", pid, epoch, TP1) == ErrorCode.CONCURRENT_TRANSACTIONS  # PrepareAbort, markers pending
+    parked: list[int] = []
+    c.handle_add_partitions_to_transaction("x", pid, epoch, {TP1}, parked.append)
+    assert parked == []  # PrepareAbort, markers pending: the request waits for the completion
     assert init(c, "x")[0] == ErrorCode.CONCURRENT_TRANSACTIONS
     drain(c)
-    assert add(c, "x", pid, epoch, TP1) == 0  # a new transaction
+    assert parked == [0]  # answered once CompleteAbort was written: a new transaction with TP1
     env.rm.fail_code = ErrorCode.NOT_ENOUGH_REPLICAS
     assert end(c, "x", pid, epoch, True) == ErrorCode.COORDINATOR_NOT_AVAILABLE
     env.rm.fail_code = 0
     assert end(c, "x", pid, epoch, True) == 0  # the failed write left no pending state
     c.on_resignation(0, 5)
     assert init(c, "x")[0] == ErrorCode.NOT_COORDINATOR
+
+
+def test_add_partitions_gives_up_waiting_with_concurrent_transactions(env, monkeypatch) -> None:
+    import threading
+
+    from kafkapy.coordinator import transaction_coordinator
+
+    monkeypatch.setattr(transaction_coordinator, "COMPLETION_WAIT_S", 0.05)
+    c = env.coordinator
+    _, pid, epoch = init(c, "w")
+    assert add(c, "w", pid, epoch, TP) == 0
+    assert end(c, "w", pid, epoch, True) == 0
+    answered = threading.Event()
+    codes: list[int] = []
+    c.handle_add_partitions_to_transaction("w", pid, epoch, {TP}, lambda code: (codes.append(code), answered.set()))
+    assert answered.wait(5)  # the markers never went out: Kafka's answer after the wait
+    assert codes == [ErrorCode.CONCURRENT_TRANSACTIONS]
+    drain(c)
+    assert codes == [ErrorCode.CONCURRENT_TRANSACTIONS]  # answered once only
 
 
 def test_init_while_ongoing_fences_and_aborts(env) -> None:
