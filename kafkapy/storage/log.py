@@ -7,7 +7,9 @@ request bytes (per batch, never per record), sets LogAppendTime (attribute bit 3
 CRC-32C) when the topic asks for it, and writes all batches with one write; the follower path keeps
 offsets. Reads return whole batches as a FileRegion. Retention, log start offset moves (DeleteRecords),
 truncation and rolling follow Kafka's rules. Loading and recovery live in log_recovery/log_loader.py;
-retention and deletion in log_retention.py.
+the retention policy is an operation applied to a Log (log_retention.py; this module never imports it):
+the Log offers `delete_old_segments_matching(predicate)`, and deleted segments wait out
+file.delete.delay.ms in pending_segment_deletes.py.
 
 Thread-safety: one RLock per Log serialises appends, truncation, rolls and segment deletion. Readers
 take no lock: they read the immutable segment-list snapshot and the log end offset, and segments bound
@@ -21,6 +23,7 @@ import os
 import struct
 import threading
 import uuid
+from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkapy.common.time import SYSTEM, Time
@@ -50,13 +53,13 @@ from kafkapy.storage.errors import (
 from kafkapy.storage.file_records import LOG_OVERHEAD
 from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
 from kafkapy.storage.log_config import LogConfig
-from kafkapy.storage.log_retention import LogRetention
 from kafkapy.storage.log_segment import (
     DELETED_FILE_SUFFIX,
     FetchDataInfo,
     LogSegment,
     TimestampAndOffset,
 )
+from kafkapy.storage.pending_segment_deletes import PendingSegmentDeletes
 from kafkapy.storage.producer_state import APPEND_ORIGIN_REPLICATION
 from kafkapy.storage.producer_state_manager import ProducerStateManager
 from kafkapy.storage.time_index import NO_TIMESTAMP
@@ -113,11 +116,15 @@ class _HotConfig:
         self.flush_interval = config.flush_interval
 
 
+# Whether a segment (given the next one, None for the active segment) should be deleted.
+SegmentPredicate = Callable[[LogSegment, "LogSegment | None"], bool]
+
+
 def _empty_append_info(log_start_offset: int) -> LogAppendInfo:
     return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, -1, log_start_offset, 0, 0, 0)
 
 
-class Log(LogRetention):
+class Log:
     def __init__(self, dir_: str, config: LogConfig, segments: list[LogSegment], log_start_offset: int,
                  recovery_point: int, next_offset: int, leader_epoch_cache: LeaderEpochFileCache,
                  time: Time = SYSTEM, topic_id: uuid.UUID | None = None) -> None:
@@ -134,7 +141,7 @@ class Log(LogRetention):
         self._high_watermark: int | None = None
         self._last_flush_time = time.milliseconds()
         self._pending_flush_offset = 0
-        self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self._pending_deletes = PendingSegmentDeletes()
         self.leader_epoch_cache = leader_epoch_cache
         self.topic_id = topic_id
         self._closed = False
@@ -535,6 +542,82 @@ class Log(LogRetention):
             return None
         return best.offset_of_max_timestamp_record()
 
+    # --- log start offset and segment deletion -----------------------------------------------------------
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int, reason: str = "client") -> bool:
+        """Move the log start offset forward (DeleteRecords, retention) and drop whole segments below it.
+
+        Raises OffsetOutOfRangeError beyond the high watermark. True if the start offset moved.
+        """
+        with self.lock:
+            hw = self.high_watermark
+            if new_log_start_offset > hw:
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                    f"{self.topic_partition} since it is larger than the high watermark {hw}")
+            if new_log_start_offset <= self._log_start_offset:
+                return False
+            self._log_start_offset = new_log_start_offset
+            self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+            if self._recovery_point < new_log_start_offset:
+                self._recovery_point = new_log_start_offset
+            # Snapshots of segments wholly below the new start are useless (Kafka deletes them with their segments).
+            bases = self._bases
+            floor = bases[max(0, bisect.bisect_right(bases, new_log_start_offset) - 1)] if bases else new_log_start_offset
+            self.producer_state_manager.delete_snapshots_before(floor)
+            if reason != "segment_deletion":
+                self.delete_log_start_offset_breached_segments()
+            return True
+
+    def delete_log_start_offset_breached_segments(self) -> int:
+        """Drop the segments wholly below the log start offset (every cleanup policy)."""
+        lso = self._log_start_offset
+
+        def breached(segment: LogSegment, next_segment: LogSegment | None) -> bool:
+            return next_segment is not None and next_segment.base_offset <= lso
+
+        return self.delete_old_segments_matching(breached)
+
+    def delete_old_segments_matching(self, predicate: SegmentPredicate) -> int:
+        """Delete the oldest segments while predicate(segment, next segment or None) holds (Kafka's
+        deleteOldSegments(predicate)); the log start offset follows. A log always keeps one segment: when
+        every segment goes, an empty one is rolled first. Returns how many were deleted."""
+        with self.lock:
+            segments = self._segments
+            deletable: list[LogSegment] = []
+            for i, segment in enumerate(segments):
+                next_segment = segments[i + 1] if i + 1 < len(segments) else None
+                if next_segment is None and segment.size == 0:
+                    break
+                if not predicate(segment, next_segment):
+                    break
+                deletable.append(segment)
+            if not deletable:
+                return 0
+            if len(deletable) == len(segments):
+                new_segment = self.roll()
+                if deletable[-1] is new_segment:
+                    deletable.pop()
+            remaining = [s for s in self._segments if s not in deletable]
+            self._set_segments(remaining)
+            self._delete_segment_files(deletable)
+            self.maybe_increment_log_start_offset(remaining[0].base_offset, "segment_deletion")
+            return len(deletable)
+
+    def _delete_segment_files(self, segments: list[LogSegment]) -> None:
+        if segments:
+            self._pending_deletes.delete(segments, self.config.file_delete_delay_ms, self.time.milliseconds())
+
+    def process_pending_deletes(self, now_ms: int | None = None) -> int:
+        """Remove `.deleted` segments whose file.delete.delay.ms has passed; returns how many."""
+        now = self.time.milliseconds() if now_ms is None else now_ms
+        with self.lock:
+            return self._pending_deletes.finish(now)
+
     # --- truncation -----------------------------------------------------------------------------------
 
     def truncate_to(self, target_offset: int) -> bool:
@@ -600,7 +683,7 @@ class Log(LogRetention):
                 logging.getLogger(__name__).debug("No producer snapshot for %s: %s", self.topic_partition, e)
             for segment in self._segments:
                 segment.close()
-            self._finish_pending_deletes(force=True)
+            self._pending_deletes.finish(force=True)
 
     def delete(self) -> None:
         """Delete every file and the directory."""
@@ -609,7 +692,7 @@ class Log(LogRetention):
         with self.lock:
             for segment in self._segments:
                 segment.delete_if_exists()
-            self._finish_pending_deletes(force=True)
+            self._pending_deletes.finish(force=True)
             self._closed = True
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -620,8 +703,7 @@ class Log(LogRetention):
             self.dir = new_dir
             for segment in self._segments:
                 segment.update_parent_dir(new_dir)
-            for _, segment in self._pending_deletes:
-                segment.update_parent_dir(new_dir)
+            self._pending_deletes.update_parent_dir(new_dir)
             checkpoint = self.leader_epoch_cache._checkpoint
             if checkpoint is not None:
                 checkpoint.path = os.path.join(new_dir, LEADER_EPOCH_CHECKPOINT_FILE)

@@ -38,6 +38,7 @@ from kafkapy.storage.errors import (
 )
 from kafkapy.storage.log import Log
 from kafkapy.storage.log_config import LogConfig
+from kafkapy.storage.log_retention import delete_old_segments
 from kafkapy.storage.meta_properties import (
     CLEAN_SHUTDOWN_FILE,
     MetaProperties,
@@ -286,7 +287,7 @@ class LogManager:
         now = self.time.milliseconds() if now_ms is None else now_ms
         total = 0
         for lg in self.all_logs():
-            total += lg.delete_old_segments(now)
+            total += delete_old_segments(lg, now)
         with self._lock:
             due = [(t, lg) for t, lg in self._logs_to_delete if t <= now]
             self._logs_to_delete = [(t, lg) for t, lg in self._logs_to_delete if t > now]

@@ -21,6 +21,7 @@ from kafkapy.storage.errors import (
     UnexpectedAppendOffsetError,
 )
 from kafkapy.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
+from kafkapy.storage.log_retention import delete_old_segments
 
 
 def _log_bytes(log) -> bytes:
@@ -211,7 +212,7 @@ def test_retention_by_time_and_size_and_delete_records(tmp_path):
     bases = [s.base_offset for s in log.segments]
     assert bases == [0, 2, 4]
     time.advance(16_000)  # now = START+16000: segment 0 (largest ts START+5000) is older than 10s
-    assert log.delete_old_segments() == 1
+    assert delete_old_segments(log) == 1
     assert [s.base_offset for s in log.segments] == [2, 4]
     assert log.log_start_offset == 2
     assert not any(n.startswith("00000000000000000000") for n in os.listdir(log.dir))
@@ -220,7 +221,7 @@ def test_retention_by_time_and_size_and_delete_records(tmp_path):
     for _ in range(6):
         sized.append_as_leader(batch(1, time.milliseconds(), value_size=90), 0)
     assert sized.size_in_bytes > 900
-    assert sized.delete_old_segments() == 1  # drops whole segments while the rest still exceeds 600
+    assert delete_old_segments(sized) == 1  # drops whole segments while the rest still exceeds 600
     assert [s.base_offset for s in sized.segments] == [2, 4] and sized.log_start_offset == 2
 
     # DeleteRecords: bounded by the high watermark, whole segments below the new start go
@@ -239,14 +240,14 @@ def test_delete_delay_renames_then_removes(tmp_path):
     for _ in range(3):
         log.append_as_leader(batch(1, START_MS, value_size=90), 0)
     time.advance(2000)
-    assert log.delete_old_segments() == 3  # one batch a segment; the active one too (after a roll)
+    assert delete_old_segments(log) == 3  # one batch a segment; the active one too (after a roll)
     assert [s.base_offset for s in log.segments] == [3]
     assert "00000000000000000000.log.deleted" in os.listdir(log.dir)
     time.advance(59_999)
-    log.delete_old_segments()
+    delete_old_segments(log)
     assert "00000000000000000000.log.deleted" in os.listdir(log.dir)
     time.advance(1)
-    log.delete_old_segments()
+    delete_old_segments(log)
     assert not any(n.endswith(".deleted") for n in os.listdir(log.dir))
 
 
@@ -255,7 +256,7 @@ def test_active_segment_deleted_by_retention_rolls_first(tmp_path):
     log = open_log(tmp_path / "t-0", time, config(retention_ms=1000))
     log.append_as_leader(batch(2, START_MS), 0)
     time.advance(5000)
-    assert log.delete_old_segments() == 1
+    assert delete_old_segments(log) == 1
     assert [s.base_offset for s in log.segments] == [2]
     assert (log.log_start_offset, log.log_end_offset) == (2, 2)
 
