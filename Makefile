@@ -38,6 +38,7 @@ gen-protocol: $(BIN)/python
 lint: .stamp-test-deps
 	$(BIN)/ruff check kafkapy tests scripts bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python scripts/gen_protocol.py --check
 
 test: lint

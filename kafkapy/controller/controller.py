@@ -76,7 +76,7 @@ from kafkapy.controller.zk_events import ClusterEventHandlers
 log = logging.getLogger(__name__)
 
 LeaderAndIsrCallback = Callable[[int, int, list[LeaderAndIsrPartitionState]], None]
-StopReplicaCallback = Callable[[int, int, list[StopReplicaPartitionState]], None]
+StopReplicaCallback = Callable[[int, int, list[StopReplicaPartitionState]], object]  # the result is not used
 ConfigChangeCallback = Callable[[str, str, dict[str, str]], None]
 ConfigValidator = Callable[[Mapping[str, str]], None]
 

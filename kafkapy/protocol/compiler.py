@@ -170,7 +170,7 @@ def _split_fields(cls: type[GeneratedStruct], version: int) -> tuple[list[Field]
             regular.append(f)
         else:
             absent.append(f)
-    tagged.sort(key=lambda f: f.tag)
+    tagged.sort(key=lambda f: -1 if f.tag is None else f.tag)  # tagged fields always carry a tag
     return regular, tagged, absent
 
 

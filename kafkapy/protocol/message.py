@@ -31,6 +31,12 @@ __all__ = [
 
 
 class _StructMeta(type):
+    # Set on every class by __new__: the compiled encode/decode plans per version (compiler.py) and the
+    # top-level message whose versions a nested struct follows.
+    _enc_cache: dict[int, Any]
+    _dec_cache: dict[int, Any]
+    _root: _StructMeta
+
     def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _StructMeta:
         fields = ns.get("FIELDS")
         if fields is not None and "__slots__" not in ns:

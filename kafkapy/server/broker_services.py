@@ -34,11 +34,12 @@ class BrokerServices:
     config: KafkaConfig
     replica_manager: ReplicaManager
     metadata_cache: MetadataCache
+    # The controller of this broker's metadata store (embedded: its own; cluster mode: active or not).
+    controller: Controller
+    log_manager: LogManager
     # Kafka's "topic" purgatory: admin requests waiting for the controller (DelayedControllerOperation).
     topic_purgatory: DelayedOperationPurgatory[DelayedControllerOperation]
     time: Time = SYSTEM
-    controller: Controller | None = None
-    log_manager: LogManager | None = None
     group_coordinator: GroupCoordinator | None = None
     transaction_coordinator: TransactionCoordinator | None = None
     # Producer ids for InitProducerId (shared with the transaction coordinator); made on first use when

@@ -28,7 +28,7 @@ log = logging.getLogger("kafka.server.KafkaServer")
 def connect_store(config: KafkaConfig) -> ZkMetadataStore:
     """Connect to `zookeeper.connect`; an unreachable ensemble fails after zookeeper.connection.timeout.ms."""
     connection_timeout = config.get("zookeeper.connection.timeout.ms")
-    return ZkMetadataStore(config.get_string("zookeeper.connect"), config.get_int("zookeeper.session.timeout.ms"),
+    return ZkMetadataStore(config.get_string("zookeeper.connect") or "", config.get_int("zookeeper.session.timeout.ms"),
                            int(connection_timeout) if connection_timeout else None)
 
 

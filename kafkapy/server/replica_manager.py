@@ -19,6 +19,7 @@ call back on the thread that completes them (the caller's, or a purgatory's).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import uuid
@@ -262,7 +263,7 @@ class ReplicaManager:
         _warm_up_produce_path()
         for partition, state in leaders:
             tp = partition.topic_partition
-            errors[tp], became = self._transition(partition, "leader", lambda p=partition, st=state: p.make_leader(st))
+            errors[tp], became = self._transition(partition, "leader", functools.partial(partition.make_leader, state))
             if became:
                 log.info("[ReplicaManager broker=%d] %s is now leader at epoch %d (log end %d, HW %d, ISR %s)",
                          self.broker_id, tp, state.leader_epoch, partition.log_end_offset, partition.high_watermark,
@@ -279,7 +280,7 @@ class ReplicaManager:
         for partition, state in followers:
             tp = partition.topic_partition
             errors[tp], moved = self._transition(partition, "follower",
-                                                 lambda p=partition, st=state: p.make_follower(st))
+                                                 functools.partial(partition.make_follower, state))
             if moved:
                 changed.append((partition, state))
         if not changed:

@@ -52,9 +52,9 @@ class TxnMarkerSender:
             version = conn.pick_version(ApiKey.WRITE_TXN_MARKERS)
             future.set_result(conn.request(request, version, self.request_timeout_ms))
         except Exception as e:
-            conn = self._connections.pop(broker_id, None)
-            if conn is not None:
-                conn.close()
+            broken = self._connections.pop(broker_id, None)
+            if broken is not None:
+                broken.close()
             future.set_exception(e)
         return future
 

@@ -301,11 +301,11 @@ class ProducerStateManager:
                 log.warning("Failed to load producer snapshot %s: %s; deleting it", path, e)
                 _unlink_quietly(path)
                 continue
-            for e in entries:
-                self.producers[e.producer_id] = e
-                if e.current_txn_first_offset >= 0:
-                    self.ongoing_txns[e.current_txn_first_offset] = TxnMetadata(e.producer_id,
-                                                                               e.current_txn_first_offset)
+            for entry in entries:
+                self.producers[entry.producer_id] = entry
+                if entry.current_txn_first_offset >= 0:
+                    self.ongoing_txns[entry.current_txn_first_offset] = TxnMetadata(entry.producer_id,
+                                                                                   entry.current_txn_first_offset)
             self.ongoing_txns = dict(sorted(self.ongoing_txns.items()))
             self.map_end_offset = offset
             return offset

@@ -16,7 +16,7 @@ UNSUPPORTED_VERSION = 35
 
 def api_versions_response(error_code: int = 0) -> ApiVersionsResponse:
     """The full answer; with UNSUPPORTED_VERSION only ApiVersions' own range, as Kafka sends (KIP-511)."""
-    specs = registry.supported().values()
+    specs = list(registry.supported().values())
     if error_code == UNSUPPORTED_VERSION:
         specs = [s for s in specs if s.api_key == ApiKey.API_VERSIONS]
     keys = [

@@ -78,7 +78,7 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
             name = names_by_id.get(t.topic_id)  # type: ignore[union-attr]
         else:
             name = t.topic
-        entries = []
+        entries: list[tuple[int, TopicPartition | None]] = []
         for p in t.partitions:
             if name is None:
                 entries.append((p.partition, None))

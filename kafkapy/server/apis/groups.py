@@ -138,9 +138,10 @@ def find_coordinator_node(ctx: RequestContext, key_type: int, key: str) -> tuple
     node = cache.get_alive_broker_node(state.leader, listener)
     if node is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
-    if key_type == GROUP_KEY_TYPE and state.leader == services.broker_id:
+    group_coordinator = _coordinator(ctx) if key_type == GROUP_KEY_TYPE else None
+    if group_coordinator is not None and state.leader == services.broker_id:
         # Start loading now, so the JoinGroup that follows finds the partition loaded.
-        _coordinator(ctx).refresh_partition(partition)
+        group_coordinator.refresh_partition(partition)
     return 0, node.id, node.host, node.port
 
 
@@ -222,11 +223,14 @@ def handle_heartbeat(ctx: RequestContext, request: HeartbeatRequest) -> Heartbea
 @api(ApiKey.LEAVE_GROUP, 0, 5)
 def handle_leave_group(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
     version = ctx.api_version
+    leaving: list[tuple[str, str | None, str | None]]
     if version < 3:
         leaving = [(request.member_id, None, None)]
     else:
         leaving = [(m.member_id, m.group_instance_id, m.reason) for m in request.members]
     coordinator = _coordinator(ctx)
+    error: int
+    results: list[tuple[str, str | None, int]]
     if coordinator is None:
         error, results = ErrorCode.COORDINATOR_NOT_AVAILABLE, []
     else:
@@ -250,6 +254,7 @@ def handle_describe_groups(ctx: RequestContext, request: DescribeGroupsRequest) 
         else AUTHORIZED_OPERATIONS_OMITTED
     Resp = DescribeGroupsResponse
     groups = []
+    error: int
     for group_id in request.groups:
         if coordinator is None:
             error, summary = ErrorCode.COORDINATOR_NOT_AVAILABLE, None
@@ -293,6 +298,7 @@ def handle_list_groups(ctx: RequestContext, request: ListGroupsRequest) -> ListG
 def handle_delete_groups(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
     coordinator = _coordinator(ctx)
     names = list(dict.fromkeys(request.groups_names))
+    errors: dict[str, int]
     if coordinator is None:
         errors = {g: ErrorCode.COORDINATOR_NOT_AVAILABLE for g in names}
     else:

@@ -34,7 +34,8 @@ def _store(ctx: RequestContext) -> ScramCredentialStore:
 
 
 @api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
-def handle_describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest) -> DResp:
+def handle_describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest
+                                           ) -> DescribeUserScramCredentialsResponse:
     users = None if request.users is None or not request.users else [u.name for u in request.users]
     results = []
     for user, error, infos in _store(ctx).describe(users):
@@ -45,7 +46,8 @@ def handle_describe_user_scram_credentials(ctx: RequestContext, request: Describ
 
 
 @api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
-def handle_alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest) -> AResp:
+def handle_alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest
+                                        ) -> AlterUserScramCredentialsResponse:
     results = _store(ctx).alter(
         [Deletion(d.name, d.mechanism) for d in request.deletions],
         [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))

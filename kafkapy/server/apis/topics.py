@@ -64,6 +64,14 @@ def wait_ms_for(ctx: RequestContext, timeout_ms: int) -> int:
     return timeout_ms if timeout_ms > 0 else ctx.server.config.get_int("request.timeout.ms")
 
 
+def _error_body(request: Any, version: int, code: int) -> Any:
+    """The whole-request error answer of a controller-bound api (each registers its error_response)."""
+    spec = registry.get(request.API_KEY)
+    if spec is None or spec.error_response is None:
+        raise RuntimeError(f"{type(request).__name__} has no registered error response")
+    return spec.error_response(request, version, code)
+
+
 def respond_after_controller(ctx: RequestContext, request: Any, futures: list[concurrent.futures.Future], timeout_ms: int,
                              build: Callable[[], Any]) -> Any:
     """Answer once the controller's futures are done (or the request times out) without holding this handler
@@ -73,10 +81,10 @@ def respond_after_controller(ctx: RequestContext, request: Any, futures: list[co
         try:
             body = build()
         except KafkaError as e:
-            body = registry.get(request.API_KEY).error_response(request, ctx.api_version, e.code)
+            body = _error_body(request, ctx.api_version, e.code)
         except Exception:
             log.exception("Could not answer %s v%d", type(request).__name__, ctx.api_version)
-            body = registry.get(request.API_KEY).error_response(request, ctx.api_version, UnknownServerError.code)
+            body = _error_body(request, ctx.api_version, UnknownServerError.code)
         try:
             ctx.respond(body)
         except Exception:  # a completion thread must never die of one client's response

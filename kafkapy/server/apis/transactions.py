@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kafkapy.common.errors import CoordinatorNotAvailableError, ErrorCode
+from kafkapy.common.errors import CoordinatorNotAvailableError, ErrorCode, NotLeaderOrFollowerError
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group_metadata import OffsetAndMetadata
@@ -317,8 +317,10 @@ def handle_describe_producers(ctx: RequestContext, request: DescribeProducersReq
         for index in t.partition_indexes:
             tp = TopicPartition(t.name, index)
             try:
-                partition = rm.get_leader_partition_or_error(tp)
-                entries = partition.log.producer_state_manager.active_producers()
+                local_log = rm.get_leader_partition_or_error(tp).log
+                if local_log is None:
+                    raise NotLeaderOrFollowerError(f"Leader not local for partition {tp}")
+                entries = local_log.producer_state_manager.active_producers()
                 parts.append(R.PartitionResponse(partition_index=index, error_code=0, active_producers=[
                     R.ProducerState(producer_id=e.producer_id, producer_epoch=e.producer_epoch, last_sequence=e.last_seq,
                                     last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,

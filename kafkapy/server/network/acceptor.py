@@ -15,6 +15,7 @@ import logging
 import selectors
 import socket
 import threading
+from collections.abc import Sequence
 from typing import Protocol
 
 from kafkapy.server.kafka_config import EndPoint, KafkaConfig
@@ -33,7 +34,7 @@ class ConnectionSink(Protocol):
 class Acceptor:
     """Accepts connections on one listener and spreads them over its Processors."""
 
-    def __init__(self, endpoint: EndPoint, config: KafkaConfig, processors: list[ConnectionSink], broker_id: int = 0) -> None:
+    def __init__(self, endpoint: EndPoint, config: KafkaConfig, processors: Sequence[ConnectionSink], broker_id: int = 0) -> None:
         self.endpoint = endpoint
         self._processors = processors
         self._send_buffer = config.get_int("socket.send.buffer.bytes")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time as _time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,7 +64,7 @@ SEND_AND_CLOSE = 3  # the last response on the connection (failed authentication
 @dataclass(slots=True, eq=False)
 class Response:
     request: Request
-    chunks: list[Chunk] | None
+    chunks: Sequence[Chunk] | None
     action: int = SEND
     delay_ms: int = 0  # held back by the Processor this long first (connection.failed.authentication.delay.ms)
 
@@ -199,12 +200,12 @@ class RequestChannel:
 
     # -- responses ------------------------------------------------------------------------------
 
-    def send_response(self, request: Request, chunks: list[Chunk] | None) -> None:
+    def send_response(self, request: Request, chunks: Sequence[Chunk] | None) -> None:
         """Send `chunks` (the whole response, size prefix included) on the request's connection, or,
         with None, send nothing and resume reading (acks=0)."""
         self._route(Response(request, chunks, SEND if chunks is not None else NOOP))
 
-    def send_final_response(self, request: Request, chunks: list[Chunk] | None, delay_ms: int = 0) -> None:
+    def send_final_response(self, request: Request, chunks: Sequence[Chunk] | None, delay_ms: int = 0) -> None:
         """Send `chunks` (or nothing) after `delay_ms`, then close the connection; the connection stays
         muted meanwhile and no handler thread waits (Kafka's delayed close on failed authentication)."""
         self._route(Response(request, chunks, SEND_AND_CLOSE, delay_ms))
