@@ -14,6 +14,7 @@ Thread-safety: stateless; responses go out from whichever thread completes the w
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -137,6 +138,9 @@ def _add_partitions_batched(ctx: Any, request: AddPartitionsToTxnRequest) -> Any
         if last:
             ctx.respond(R(throttle_time_ms=0, error_code=0, results_by_transaction=results))
 
+    def settle_all(i: int, topics: dict[str, list[int]], partitions: set[TopicPartition], code: int) -> None:
+        settle(i, topics, dict.fromkeys(partitions, code))
+
     if not txns:
         return R(throttle_time_ms=0, error_code=0, results_by_transaction=[])
     for i, txn in enumerate(txns):
@@ -153,8 +157,7 @@ def _add_partitions_batched(ctx: Any, request: AddPartitionsToTxnRequest) -> Any
         else:
             coordinator.handle_add_partitions_to_transaction(
                 txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions,
-                lambda code, i=i, topics=topics, partitions=partitions: settle(i, topics,
-                                                                                dict.fromkeys(partitions, code)))
+                functools.partial(settle_all, i, topics, partitions))
     return DEFERRED
 
 
