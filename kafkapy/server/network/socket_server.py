@@ -81,6 +81,7 @@ _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _RAW_TOKEN_HEADER = struct.Struct(">hhihi")  # + client_id length -1, auth_bytes length
 _MIN_FRAME = _HEADER.size
 _READ_BUF = 64 * 1024
+_TLS_READ_BUF = 256 * 1024
 _MAX_READS_PER_EVENT = 16  # fairness between connections of one processor
 _POLL_TIMEOUT_S = 0.3
 _ARM_READ = select.EPOLLIN | select.EPOLLONESHOT
@@ -145,8 +146,11 @@ class Processor:
         self._by_fd: dict[int, KafkaChannel] = {}
         self._read_buf = bytearray(_READ_BUF)
         self._read_view = memoryview(self._read_buf)
-        # TLS listeners: decrypted bytes land here before parsing (one record is at most 16 KiB).
-        self._plain_view = memoryview(bytearray(2 * _READ_BUF)) if self._ssl_context is not None else self._read_view
+        # TLS listeners read raw bytes in bigger steps (each step also costs a decrypt loop), and decrypted
+        # bytes land in _plain_view before parsing (one raw read + one partial 16 KiB record always fit).
+        tls = self._ssl_context is not None
+        self._tls_read_view = memoryview(bytearray(_TLS_READ_BUF)) if tls else self._read_view
+        self._plain_view = memoryview(bytearray(_TLS_READ_BUF + 64 * 1024)) if tls else self._read_view
         self._now_ms = time.hi_res_clock_ms()
         self._next_idle_check_ms = self._now_ms + self._idle_check_ms
         self._running = True
@@ -436,10 +440,10 @@ class Processor:
         for _ in range(_MAX_READS_PER_EVENT):
             if ch.muted or ch.closed:
                 return
-            n = self._recv(ch, self._read_buf)
+            n = self._recv(ch, self._tls_read_view)
             if not n:
                 break
-            tls.incoming.write(self._read_view[:n])
+            tls.incoming.write(self._tls_read_view[:n])
             if not tls.handshake_done:
                 try:
                     done = tls.handshake()
@@ -460,7 +464,7 @@ class Processor:
             # may encrypt on this SSLObject, so this thread must not touch it again until unmuted.
             plain = self._plain_view
             k = tls.read_into(plain)
-            if k == len(plain):  # cannot happen with one raw read (< 64 KiB + one partial record); be safe
+            if k == len(plain):  # cannot happen (one raw read + one partial record fit); be safe
                 more = [bytes(plain)]
                 while k == len(plain):
                     k = tls.read_into(plain)
@@ -468,7 +472,7 @@ class Processor:
                 self._feed(ch, memoryview(b"".join(more)))
             elif k:
                 self._feed(ch, plain[:k])  # _feed copies what it keeps: the buffer is reused
-            if n < _READ_BUF:
+            if n < _TLS_READ_BUF:
                 break
         if not ch.muted and not ch.closed:
             self._epoll.modify(ch.fd, _ARM_READ)
