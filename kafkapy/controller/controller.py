@@ -60,7 +60,7 @@ from kafkapy.controller.controller_events import (
     WatchEvent,
 )
 from kafkapy.controller.leadership import LeadershipHandlers
-from kafkapy.controller.metadata_store import MetadataStore, MetadataStoreError
+from kafkapy.controller.metadata_store import ControllerMovedError, MetadataStore, MetadataStoreError
 from kafkapy.controller.partition_state_machine import (
     BrokerRequestBatch,
     ControllerContext,
@@ -277,6 +277,16 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                 result = self._process(event)
                 if not event.future.done():
                     event.future.set_result(result)
+            except ControllerMovedError as e:
+                # A zombie: another controller was elected meanwhile; stop acting and follow /controller.
+                log.warning("Broker %d resigns as controller: %s", self.broker_id, e)
+                self._active = False
+                if self.channel is not None:
+                    self.channel.reset()
+                self.store.controller_epoch_zk_version = None
+                if not event.future.done():
+                    event.future.set_exception(NotControllerError(f"Broker {self.broker_id} is not the controller."))
+                self._enqueue(ControllerChange())
             except BaseException as e:  # the event thread must survive anything an event does
                 if not isinstance(e, KafkaError):
                     log.exception("Controller event %s failed", type(event).__name__)

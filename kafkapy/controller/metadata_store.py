@@ -37,6 +37,11 @@ class BadVersionError(MetadataStoreError):
     """A conditional write lost: the stored version is not the expected one."""
 
 
+class ControllerMovedError(MetadataStoreError):
+    """Kafka's ControllerMovedException: a controller write carried the zkVersion of the /controller_epoch this
+    broker wrote when elected, and another controller has bumped it since (this one is a zombie)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TopicReplicaAssignment:
     """One topic as stored under /brokers/topics/<t>."""
@@ -196,6 +201,8 @@ class MetadataStore(ABC):
     # The embedded store has a single writer (its own controller) and keeps these no-ops.
 
     cluster_mode = False
+    # The zkVersion of /controller_epoch this broker wrote when elected (cluster mode fences writes with it).
+    controller_epoch_zk_version: int | None = None
 
     def watch_path_children(self, path: str, callback: Callable[[], None]) -> None:
         """Call callback (from any thread, only to enqueue) whenever the children of path change."""

@@ -19,6 +19,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller import zk_data
 from kafkapy.controller.metadata_store import (
     BadVersionError,
+    ControllerMovedError,
     MetadataStore,
     MetadataStoreError,
     NodeExistsError,
@@ -198,6 +199,7 @@ class PathMetadataStore(MetadataStore):
                 self._multi([Create(zk_data.CONTROLLER_PATH, zk_data.encode_controller(broker_id, timestamp_ms),
                                     ephemeral=True),
                              SetData(zk_data.CONTROLLER_EPOCH_PATH, epoch + 1, stat.version)])
+                self.controller_epoch_zk_version = stat.version + 1
                 return epoch + 1
             except NodeExistsError:
                 return None
@@ -206,6 +208,7 @@ class PathMetadataStore(MetadataStore):
         return None
 
     def resign_controller(self, broker_id: int) -> None:
+        self.controller_epoch_zk_version = None
         node = self._get(zk_data.CONTROLLER_PATH)
         if node is not None and zk_data.decode_controller(node[0]) == broker_id:
             try:
@@ -311,7 +314,7 @@ class PathMetadataStore(MetadataStore):
         ops: list[Op] = [Create(zk_data.partition_state_path(tp.topic, tp.partition),
                                 zk_data.encode_partition_state(states[tp])) for tp in tps]
         out: dict[TopicPartition, LeaderAndIsr | MetadataStoreError] = {}
-        for tp, result in zip(tps, self._each(ops), strict=True):
+        for tp, result in zip(tps, self._each_fenced(ops), strict=True):
             if isinstance(result, Stat):
                 out[tp] = states[tp].leader_and_isr.with_partition_epoch(result.version)
             else:
@@ -326,12 +329,31 @@ class PathMetadataStore(MetadataStore):
                                                                                             controller_epoch)),
                                  states[tp].partition_epoch) for tp in tps]
         out: dict[TopicPartition, LeaderAndIsr | MetadataStoreError] = {}
-        for tp, result in zip(tps, self._each(ops), strict=True):
+        for tp, result in zip(tps, self._each_fenced(ops), strict=True):
             if isinstance(result, Stat):
                 out[tp] = states[tp].with_partition_epoch(result.version)
             else:
                 out[tp] = result if isinstance(result, MetadataStoreError) else MetadataStoreError(str(tp))
         return out
+
+    def _each_fenced(self, ops: list[Op]) -> list[Stat | None | MetadataStoreError]:
+        """_each, but in cluster mode each op is a transaction with a check of this controller's
+        /controller_epoch zkVersion; ControllerMovedError when another controller has been elected since."""
+        version = self.controller_epoch_zk_version
+        if not self.cluster_mode or version is None:
+            return self._each(ops)
+        results: list[Stat | None | MetadataStoreError] = []
+        for op in ops:
+            try:
+                results.append(self._multi([Check(zk_data.CONTROLLER_EPOCH_PATH, version), op])[1])
+            except BadVersionError as e:
+                node = self._get(zk_data.CONTROLLER_EPOCH_PATH)
+                if node is None or node[1].version != version:
+                    raise ControllerMovedError(f"/controller_epoch moved past zkVersion {version}") from None
+                results.append(e)
+            except MetadataStoreError as e:
+                results.append(e)
+        return results
 
     # -- producer id blocks ----------------------------------------------------------------------------------
 

@@ -102,3 +102,27 @@ def test_unreachable_zookeeper_fails_after_connection_timeout() -> None:
     with pytest.raises(ZooKeeperClientTimeoutError, match="Timed out waiting for connection"):
         ZkMetadataStore("127.0.0.1:1", 6000, 1500)
     assert 1.0 < time.monotonic() - start < 10
+
+
+def test_zombie_controller_writes_are_fenced(chroot) -> None:
+    """Kafka's checkControllerEpoch: partition-state writes carry the /controller_epoch zkVersion of the
+    election; once another controller bumped it, the old one's writes fail with ControllerMovedError."""
+    from kafkapy.controller.metadata_store import ControllerMovedError
+
+    zombie = ZkMetadataStore(chroot, 6000, 10000)
+    other = ZkMetadataStore(chroot, 6000, 10000)
+    try:
+        assert zombie.try_elect_controller(0, 1) == 1
+        zombie.create_topic("f", uuid.uuid4(), {0: [0]}, {})
+        tp = TopicPartition("f", 0)
+        zombie.create_partition_states({tp: LeaderIsrAndControllerEpoch(LeaderAndIsr(0, 0, (0,)), 1)})
+        ok = zombie.update_partition_states({tp: LeaderAndIsr(0, 1, (0,), partition_epoch=0)}, 1)
+        assert ok[tp].partition_epoch == 1
+        # Another controller got elected (its election bumped /controller_epoch).
+        other._client.set("/controller_epoch", b"2")
+        with pytest.raises(ControllerMovedError):
+            zombie.update_partition_states({tp: LeaderAndIsr(0, 2, (0,), partition_epoch=1)}, 1)
+        assert json.loads(raw(other, "/brokers/topics/f/partitions/0/state"))["leader_epoch"] == 1
+    finally:
+        zombie.close()
+        other.close()
