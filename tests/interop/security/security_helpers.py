@@ -123,3 +123,30 @@ def ck_roundtrip(conf: dict, topic: str, n: int = 200) -> list[bytes]:
     finally:
         consumer.close()
     return got
+
+
+def kafkapy_roundtrip(conf: dict, topic: str, values: list[bytes]) -> list[tuple[int, bytes]]:
+    """Produce `values` with kafkapy's KafkaProducer, read them back from offset 0 with its KafkaConsumer:
+    the (offset, value) pairs read."""
+    from kafkapy.client.consumer import KafkaConsumer
+    from kafkapy.client.producer import KafkaProducer
+    from kafkapy.common.topic_partition import TopicPartition
+
+    producer = KafkaProducer(conf)
+    try:
+        futures = [producer.send(topic, value=v) for v in values]
+        producer.flush(30)
+        assert [f.result().offset for f in futures] == list(range(len(values)))
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(conf)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek_to_beginning()
+        got: list = []
+        deadline = time.time() + 30
+        while len(got) < len(values) and time.time() < deadline:
+            got += consumer.poll(500)
+    finally:
+        consumer.close()
+    return [(r.offset, r.value) for r in got]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from security_helpers import add_scram_user, ck_roundtrip, run_tool
+from security_helpers import add_scram_user, ck_roundtrip, kafkapy_roundtrip, run_tool
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -87,28 +87,12 @@ def test_kcat_over_sasl_ssl(scram_users, tmp_path):
 
 
 def test_kafkapy_client_scram_sha_256_over_sasl_plaintext(scram_users):
-    from kafkapy.client.consumer import KafkaConsumer
-    from kafkapy.client.producer import KafkaProducer
-    from kafkapy.common.topic_partition import TopicPartition
-
     conf = {"bootstrap.servers": scram_users.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "SCRAM-SHA-256", "client.id": "own-scram",
             "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
                                 'username="carol" password="carol-secret";'}
-    producer = KafkaProducer(conf)
-    futures = [producer.send("own-scram", value=b"own-%d" % i) for i in range(50)]
-    producer.flush(30)
-    assert [f.result().offset for f in futures] == list(range(50))
-    producer.close()
-    consumer = KafkaConsumer(conf)
-    consumer.assign([TopicPartition("own-scram", 0)])
-    consumer.seek_to_beginning()
-    got = []
-    deadline = time.time() + 30
-    while len(got) < 50 and time.time() < deadline:
-        got += consumer.poll(500)
-    consumer.close()
-    assert [r.value for r in got] == [b"own-%d" % i for i in range(50)]
+    values = [b"own-%d" % i for i in range(50)]
+    assert kafkapy_roundtrip(conf, "own-scram", values) == list(enumerate(values))
     assert scram_users.principals_of("own-scram") == {("SASL_PLAINTEXT", "User:carol")}
 
 

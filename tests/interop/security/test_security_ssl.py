@@ -10,7 +10,7 @@ import ssl
 import time
 
 import pytest
-from security_helpers import ck_roundtrip, run_tool
+from security_helpers import ck_roundtrip, kafkapy_roundtrip, run_tool
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -56,27 +56,11 @@ def test_kafka_python_over_ssl(secure_broker):
 
 
 def test_kafkapy_client_over_ssl_with_a_large_fetch(secure_broker):
-    from kafkapy.client.consumer import KafkaConsumer
-    from kafkapy.client.producer import KafkaProducer
-    from kafkapy.common.topic_partition import TopicPartition
-
     conf = {"bootstrap.servers": secure_broker.bootstrap("SSL"), "security.protocol": "SSL",
             "ssl.truststore.location": str(secure_broker.pki.ca)}
     payload = bytes(range(256)) * 200  # 51 KB values: fetch responses span many TLS records
-    producer = KafkaProducer(conf)
-    futures = [producer.send("ssl-own", value=payload + b"%d" % i) for i in range(100)]
-    producer.flush(30)
-    assert [f.result().offset for f in futures] == list(range(100))
-    producer.close()
-    consumer = KafkaConsumer(conf)
-    consumer.assign([TopicPartition("ssl-own", 0)])
-    consumer.seek_to_beginning()
-    got = []
-    deadline = time.time() + 30
-    while len(got) < 100 and time.time() < deadline:
-        got += consumer.poll(500)
-    consumer.close()
-    assert [(r.offset, r.value) for r in got] == [(i, payload + b"%d" % i) for i in range(100)]
+    values = [payload + b"%d" % i for i in range(100)]
+    assert kafkapy_roundtrip(conf, "ssl-own", values) == list(enumerate(values))
 
 
 def test_mtls_principal_from_the_certificate_subject(secure_broker):
