@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 
-def main(argv: list[str]) -> int:
+def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser()
     p.add_argument("--bootstrap-server", default="127.0.0.1:9092")
     p.add_argument("--topics", required=True, help="comma-separated topics")
@@ -28,8 +28,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--processing-time", default=None)
     p.add_argument("--max-offsets-per-trigger", default="200000")
-    a = p.parse_args(argv)
-    spark = SparkSession.builder.appName("topic-to-parquet").config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    return p.parse_args(argv)
+
+
+def archive(spark, a: argparse.Namespace):
+    """Run the archiving query until it stops (availableNow) or is stopped; returns the query."""
     records = (spark.readStream.format("kafkapy").option("kafka.bootstrap.servers", a.bootstrap_server)
                .option("subscribe", a.topics).option("startingOffsets", "earliest").option("includeHeaders", "true")
                .option("maxOffsetsPerTrigger", a.max_offsets_per_trigger).load())
@@ -38,6 +41,13 @@ def main(argv: list[str]) -> int:
     writer = writer.trigger(processingTime=a.processing_time) if a.processing_time else writer.trigger(availableNow=True)
     query = writer.start()
     query.awaitTermination()
+    return query
+
+
+def main(argv: list[str]) -> int:
+    a = parse_args(argv)
+    spark = SparkSession.builder.appName("topic-to-parquet").config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    query = archive(spark, a)
     rows = sum(p["numInputRows"] for p in query.recentProgress)
     print(f"archived {rows} records to {a.output}")
     spark.stop()

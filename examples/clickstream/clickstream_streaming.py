@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 
-def main(argv: list[str]) -> int:
+def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser()
     p.add_argument("--bootstrap-server", default="127.0.0.1:9092")
     p.add_argument("--input", default="clicks")
@@ -31,8 +31,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--watermark", default="2 minutes")
     p.add_argument("--processing-time", default=None)
     p.add_argument("--max-offsets-per-trigger", default="50000")
-    a = p.parse_args(argv)
-    spark = SparkSession.builder.appName("clickstream-streaming").config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    return p.parse_args(argv)
+
+
+def run(spark, a: argparse.Namespace):
+    """Start the query and wait until it stops (availableNow) or is stopped; returns the query."""
     clicks = (spark.readStream.format("kafkapy").option("kafka.bootstrap.servers", a.bootstrap_server)
               .option("subscribe", a.input).option("startingOffsets", "earliest")
               .option("maxOffsetsPerTrigger", a.max_offsets_per_trigger).load())
@@ -41,12 +44,28 @@ def main(argv: list[str]) -> int:
         F.from_json(F.col("value").cast("string"), "user string, page string").alias("e"),
     ).select("ts", "e.page").withWatermark("ts", a.watermark)
     counts = events.groupBy(F.window("ts", "1 minute"), "page").count()
-    writer = (to_records(counts).writeStream.format("kafkapy").outputMode(a.mode)
-              .option("kafka.bootstrap.servers", a.bootstrap_server).option("topic", a.output)
-              .option("checkpointLocation", a.checkpoint))
+    if a.mode == "append":
+        writer = (to_records(counts).writeStream.format("kafkapy").outputMode("append")
+                  .option("kafka.bootstrap.servers", a.bootstrap_server).option("topic", a.output))
+    else:
+        # PySpark's Python streaming sinks accept append mode only (Spark's JVM Kafka sink also takes
+        # update); each micro-batch's updated windows are written with the batch sink instead.
+        def write_updates(batch, _batch_id: int) -> None:
+            (to_records(batch).write.format("kafkapy").mode("append")
+             .option("kafka.bootstrap.servers", a.bootstrap_server).option("topic", a.output).save())
+
+        writer = counts.writeStream.outputMode("update").foreachBatch(write_updates)
+    writer = writer.option("checkpointLocation", a.checkpoint)
     writer = writer.trigger(processingTime=a.processing_time) if a.processing_time else writer.trigger(availableNow=True)
     query = writer.start()
     query.awaitTermination()
+    return query
+
+
+def main(argv: list[str]) -> int:
+    a = parse_args(argv)
+    spark = SparkSession.builder.appName("clickstream-streaming").config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    query = run(spark, a)
     rows = sum(p["numInputRows"] for p in query.recentProgress)
     print(f"read {rows} click events; page counts in {a.output}")
     spark.stop()

@@ -4,6 +4,8 @@ input."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from spark_helpers import consume_all, create_topic, produce
 
@@ -15,35 +17,85 @@ def stream(spark, bootstrap: str, topic: str, **options: str):
     return r.load()
 
 
-def run_available_now(df, path: str, checkpoint: str):
-    """Append the stream to Parquet files (Spark's exactly-once file sink) until caught up; the query."""
-    q = (df.writeStream.format("parquet").option("path", path).option("checkpointLocation", checkpoint)
-         .trigger(availableNow=True).start())
-    assert q.awaitTermination(120)
-    return q
+def test_archiver_example_restarts_and_archives_each_record_once(spark, kafkapy_broker, tmp_path) -> None:
+    """examples/archiver: availableNow in micro-batches of maxOffsetsPerTrigger; run again after more
+    records arrive: it reads only the new ones and the Parquet files hold every record exactly once."""
+    import sys
+    from pathlib import Path
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "archiver"))
+    from topic_to_parquet import archive, parse_args
 
-def test_available_now_then_restart_reads_only_new_records(spark, kafkapy_broker, tmp_path) -> None:
     bootstrap, topic = kafkapy_broker.bootstrap, "spark-stream"
     create_topic(bootstrap, topic, 2)
-    produce(bootstrap, topic, [{"value": b"a%d" % i, "key": b"k%d" % i, "partition": i % 2} for i in range(50)])
-    out, checkpoint = str(tmp_path / "out"), str(tmp_path / "checkpoint")
-    df = stream(spark, bootstrap, topic, startingOffsets="earliest", maxOffsetsPerTrigger="20")
-    df = df.selectExpr("CAST(value AS STRING) AS v", "partition", "offset")
-    q = run_available_now(df, out, checkpoint)
+    produce(bootstrap, topic, [{"value": b"a%d" % i, "key": b"k%d" % i, "partition": i % 2,
+                                "headers": [("i", b"%d" % i)]} for i in range(50)])
+    out = str(tmp_path / "out")
+    args = parse_args(["--bootstrap-server", bootstrap, "--topics", topic, "--output", out,
+                       "--checkpoint", str(tmp_path / "checkpoint"), "--max-offsets-per-trigger", "25"])
+    q = archive(spark, args)
     rows = spark.read.parquet(out).collect()
-    assert sorted(r.v for r in rows) == sorted(f"a{i}" for i in range(50))
+    assert sorted(r.value for r in rows) == sorted(b"a%d" % i for i in range(50))
+    assert all(r.headers[0].value == r.value[1:] and r.topic == topic for r in rows)
     assert sorted((r.partition, r.offset) for r in rows) == sorted((p, o) for p in range(2) for o in range(25))
-    # maxOffsetsPerTrigger=20 over 50 records: three micro-batches of at most 20 rows.
-    batches = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
-    assert sum(batches) == 50 and max(batches) <= 20 and len(batches) == 3
+    # maxOffsetsPerTrigger=25 over two partitions of 25: Spark's prorating floors each share (12 + 12).
+    assert [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]] == [24, 24, 2]
 
     produce(bootstrap, topic, [{"value": b"b%d" % i, "partition": i % 2} for i in range(30)])
-    q = run_available_now(df, out, checkpoint)
+    q = archive(spark, args)
     assert sum(p["numInputRows"] for p in q.recentProgress) == 30
     rows = spark.read.parquet(out).collect()
-    assert sorted(r.v for r in rows) == sorted([f"a{i}" for i in range(50)] + [f"b{i}" for i in range(30)])
+    assert sorted(r.value for r in rows) == sorted([b"a%d" % i for i in range(50)] + [b"b%d" % i for i in range(30)])
     assert sorted((r.partition, r.offset) for r in rows) == sorted((p, o) for p in range(2) for o in range(40))
+
+
+def test_clickstream_streaming_example_watermark_update_mode(spark, kafkapy_broker, tmp_path) -> None:
+    """examples/clickstream streaming job (watermark, update mode) to a topic: the last update of each
+    (minute, page) equals the count computed from the generator's events."""
+    import json
+    import sys
+    from collections import Counter
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "clickstream"))
+    from clicks import click_events, produce_clicks
+    from clickstream_streaming import parse_args, run
+
+    bootstrap = kafkapy_broker.bootstrap
+    events = click_events(1200, seed=9)
+    produce_clicks(bootstrap, "clicks-live", events, partitions=2)
+    create_topic(bootstrap, "counts-live", 1)
+    run(spark, parse_args(["--bootstrap-server", bootstrap, "--input", "clicks-live", "--output", "counts-live",
+                           "--checkpoint", str(tmp_path / "cp"), "--max-offsets-per-trigger", "600"]))
+    expected = Counter((ts - ts % 60_000, page) for ts, _, page in events)
+    got = consume_all(bootstrap, "counts-live", 1, len(expected), timeout_s=10)
+    last: dict[tuple[int, str], int] = {}
+    for m in got:  # update mode: a window's count is emitted again each time it grows
+        doc = json.loads(m.value())
+        key = (doc["windowStart"], doc["page"])
+        assert doc["count"] >= last.get(key, 0)
+        last[key] = doc["count"]
+    assert last == dict(expected)
+
+
+def test_processing_time_trigger_picks_up_new_records(spark, kafkapy_broker) -> None:
+    bootstrap, topic = kafkapy_broker.bootstrap, "spark-live"
+    create_topic(bootstrap, topic, 1)
+    q = (stream(spark, bootstrap, topic, startingOffsets="latest").selectExpr("CAST(value AS STRING) AS v")
+         .writeStream.format("memory").queryName("live").trigger(processingTime="1 second").start())
+    try:
+        deadline = time.monotonic() + 120
+        while not q.recentProgress:  # the first micro-batch fixes the starting offsets (latest)
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        for wave in range(2):
+            produce(bootstrap, topic, [{"value": b"w%d-%d" % (wave, i)} for i in range(10)])
+            want = sorted(f"w{w}-{i}" for w in range(wave + 1) for i in range(10))
+            while sorted(r.v for r in spark.sql("SELECT v FROM live").collect()) != want:
+                assert time.monotonic() < deadline, spark.sql("SELECT v FROM live").collect()
+                time.sleep(0.5)
+    finally:
+        q.stop()
 
 
 def test_batch_write_then_read_back_with_confluent_kafka(spark, kafkapy_broker) -> None:
