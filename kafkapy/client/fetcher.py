@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -84,6 +85,34 @@ class _CompletedFetch:
     aborted: list  # FetchResponse AbortedTransaction(producer_id, first_offset), read_committed only
     log_start_offset: int
     last_stable_offset: int
+
+
+def fetched_batches(
+    records: Any, position: int, aborted: list, read_committed: bool, check_crcs: bool, tp: TopicPartition
+) -> Iterator[tuple[Any, bool]]:
+    """Each batch of a Fetch response's `records` that ends at or after `position`, CRC-checked, with
+    whether it holds records for the application: False for control batches and, with read_committed,
+    for batches of aborted transactions (Java's Fetcher: a producer is "aborted" from the first offset
+    the response lists for it until its ABORT marker). Shared by the consumer and kafkapy.spark's reader."""
+    pending_aborts = sorted((a.first_offset, a.producer_id) for a in aborted) if read_committed else []
+    aborted_pids: set[int] = set()
+    for batch in MemoryRecords(records).batches():
+        if batch.next_offset <= position:
+            continue
+        if check_crcs and not batch.is_valid():
+            raise error_from_code(
+                ErrorCode.CORRUPT_MESSAGE, f"Record batch for partition {tp} at offset {batch.base_offset} is invalid"
+            )
+        while pending_aborts and pending_aborts[0][0] <= batch.last_offset:
+            aborted_pids.add(pending_aborts.pop(0)[1])
+        if getattr(batch, "is_control_batch", False):
+            if aborted_pids and batch.control_record_type() == ControlRecordType.ABORT:
+                aborted_pids.discard(batch.producer_id)
+            yield batch, False
+        elif aborted_pids and getattr(batch, "is_transactional", False) and batch.producer_id in aborted_pids:
+            yield batch, False
+        else:
+            yield batch, True
 
 
 class Fetcher:
@@ -297,25 +326,10 @@ class Fetcher:
         position = cf.fetch_offset
         out: list[ConsumerRecord] = []
         next_offset = position
-        # read_committed: skip batches of aborted transactions (Java's Fetcher logic): a producer
-        # is "aborted" from its first aborted offset until its ABORT marker.
-        pending_aborts = sorted((a.first_offset, a.producer_id) for a in cf.aborted) if self.isolation_level else []
-        aborted_pids: set[int] = set()
-        for batch in MemoryRecords(cf.records).batches():
-            if batch.next_offset <= position:
-                continue
-            if self.check_crcs and not batch.is_valid():
-                raise error_from_code(
-                    ErrorCode.CORRUPT_MESSAGE, f"Record batch for partition {tp} at offset {batch.base_offset} is invalid"
-                )
+        for batch, is_data in fetched_batches(cf.records, position, cf.aborted, bool(self.isolation_level),
+                                              self.check_crcs, tp):
             next_offset = batch.next_offset
-            while pending_aborts and pending_aborts[0][0] <= batch.last_offset:
-                aborted_pids.add(pending_aborts.pop(0)[1])
-            if getattr(batch, "is_control_batch", False):
-                if aborted_pids and batch.control_record_type() == ControlRecordType.ABORT:
-                    aborted_pids.discard(batch.producer_id)
-                continue
-            if aborted_pids and getattr(batch, "is_transactional", False) and batch.producer_id in aborted_pids:
+            if not is_data:
                 continue
             ts_type = batch.timestamp_type
             epoch = getattr(batch, "partition_leader_epoch", -1)

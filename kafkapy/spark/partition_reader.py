@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkapy.client.config import ConsumerConfig
+from kafkapy.client.fetcher import fetched_batches
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.offset_fetcher import list_offsets
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages.fetch import FetchRequest
-from kafkapy.record.control_record import ControlRecordType
-from kafkapy.record.errors import CorruptRecordError
-from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.spark.errors import KafkaDataLossError
 
 log = logging.getLogger(__name__)
@@ -132,23 +130,11 @@ def _collect(cols: Any, p: Any, offset: int, read_committed: bool, check_crcs: b
     if not p.records:
         return offset
     next_offset = offset
-    aborts = sorted((a.first_offset, a.producer_id) for a in (p.aborted_transactions or [])) if read_committed else []
-    aborted: set[int] = set()
-    for batch in MemoryRecords(p.records).batches():
-        if batch.next_offset <= offset:
-            continue
-        if check_crcs and not batch.is_valid():
-            raise CorruptRecordError(f"Record batch for partition {tp} at offset {batch.base_offset} is invalid")
+    for batch, is_data in fetched_batches(p.records, offset, p.aborted_transactions or [], read_committed,
+                                          check_crcs, tp):
         next_offset = batch.next_offset
-        while aborts and aborts[0][0] <= batch.last_offset:
-            aborted.add(aborts.pop(0)[1])
-        if getattr(batch, "is_control_batch", False):
-            if aborted and batch.control_record_type() == ControlRecordType.ABORT:
-                aborted.discard(batch.producer_id)
-            continue
-        if aborted and getattr(batch, "is_transactional", False) and batch.producer_id in aborted:
-            continue
-        cols.add_batch(batch)
+        if is_data:
+            cols.add_batch(batch)
     return next_offset
 
 
