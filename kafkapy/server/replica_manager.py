@@ -180,6 +180,10 @@ class ReplicaManager:
         hw = self._hw_checkpoints.pop(tp, None)
         if hw is not None:
             log_.update_high_watermark(hw)
+        elif not log_.has_high_watermark:
+            # Kafka's rule: no checkpointed HW means the log start, not the log end: a replica must not
+            # take records it never saw committed for committed (a leader's HW then moves with its ISR).
+            log_.update_high_watermark(log_.log_start_offset)
         return log_
 
     def _get_or_create_partition(self, tp: TopicPartition, topic_id: uuid.UUID | None) -> Partition:

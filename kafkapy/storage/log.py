@@ -192,6 +192,11 @@ class Log:
         hw = self._high_watermark
         return self._next_offset if hw is None else min(hw, self._next_offset)
 
+    @property
+    def has_high_watermark(self) -> bool:
+        """Whether a partition has told this log its HW yet (until then high_watermark reads as the log end)."""
+        return self._high_watermark is not None
+
     def update_high_watermark(self, hw: int) -> int:
         """Record the partition's HW (bounded to [log_start_offset, log_end_offset]); retention respects it."""
         bounded = max(self._log_start_offset, min(hw, self._next_offset))

@@ -78,9 +78,10 @@ def produce(rm: ReplicaManager, value: bytes, acks: int = -1) -> list:
     return out
 
 
-def follower_fetch(rm: ReplicaManager, offset: int) -> None:
+def follower_fetch(rm: ReplicaManager, offset: int, leader_epoch: int = 0) -> None:
     out: list = []
-    rm.fetch_messages(FetchParams(1, 0, 1, 1 << 20, 0, {TP: FetchPartitionInfo(offset, 1 << 20, 0, 0)}), out.append)
+    rm.fetch_messages(FetchParams(1, 0, 1, 1 << 20, 0, {TP: FetchPartitionInfo(offset, 1 << 20, 0, leader_epoch)}),
+                      out.append)
     assert out and out[0][TP].error == 0
 
 
@@ -140,3 +141,23 @@ def test_controller_epoch_fencing_and_follower_reads(env) -> None:
         TopicPartition(TP.topic, 1): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     assert rm.stop_replicas(0, 4, [StopReplicaPartitionState(TP.topic, TP.partition, None, -2, True)]) == {TP: 0}
     assert rm.get_partition(TP) is None and rm.controller_epoch == 4
+
+
+def test_no_checkpointed_hw_means_the_log_start(env) -> None:
+    time, rm, proposals = env
+    rm.become_leader_or_follower(0, 3, [state(0, 0, (0,))])
+    assert produce(rm, b"a", acks=1)[0][TP].error == 0 and produce(rm, b"b", acks=1)[0][TP].error == 0
+    assert rm.get_partition(TP).high_watermark == 2
+    # A new ReplicaManager over the same logs with no replication-offset-checkpoint entry (a crash before the
+    # first checkpoint): the replica's HW starts at the log start, not its log end (records it never saw
+    # committed stay uncommitted), and as the leader of an ISR with a follower it moves with that follower.
+    rm2 = ReplicaManager(rm.config, time, rm.log_manager, MetadataCache(0), 0, alter_isr_manager=proposals,
+                         reaper_enabled=False)
+    rm.stop_replicas(0, 3, [StopReplicaPartitionState(TP.topic, TP.partition, None, -1, False)])
+    rm.log_manager.get_log(TP)._high_watermark = None  # as reloaded after a restart without a checkpoint
+    assert rm2.become_leader_or_follower(0, 3, [state(0, 1, (0, 1))]) == {TP: 0}
+    partition = rm2.get_partition(TP)
+    assert partition.log_end_offset == 2 and partition.high_watermark == 0
+    follower_fetch(rm2, 2, leader_epoch=1)
+    assert partition.high_watermark == 2
+    rm2.shutdown()
