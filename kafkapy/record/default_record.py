@@ -28,6 +28,7 @@ __all__ = [
     "size_of_record",
     "estimate_record_size_upper_bound",
     "decode_records",
+    "decode_headers",
     "MAX_RECORD_OVERHEAD",
 ]
 
@@ -243,7 +244,7 @@ def decode_records(
                 nh, pos = slow(data, pos, 5)
                 if nh < 0:
                     raise CorruptRecordError(f"Found invalid number of record headers {nh}")
-                headers, pos = _decode_headers(data, pos, nh)
+                headers, pos = decode_headers(data, pos, nh)
             if pos != rec_end:
                 raise CorruptRecordError(
                     f"Invalid record size: expected to read {length} bytes in record payload, "
@@ -261,7 +262,8 @@ def decode_records(
     return out
 
 
-def _decode_headers(data: bytes, pos: int, count: int) -> tuple[list[Header], int]:
+def decode_headers(data: bytes, pos: int, count: int) -> tuple[list[Header], int]:
+    """Decode `count` record headers starting at data[pos]; returns them and the position after them."""
     headers: list[Header] = []
     for _ in range(count):
         hkl, pos = _slow_varint(data, pos, 5)

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from kafkapy.record.batch_header import COMPRESSION_CODEC_MASK, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK
 from kafkapy.record.compression import CompressionType, DecompressionError, decompress
-from kafkapy.record.default_record import _decode_headers
+from kafkapy.record.default_record import decode_headers
 from kafkapy.record.errors import CorruptRecordError
 from kafkapy.record.memory_records import DefaultRecordBatch
 from kafkapy.record.varint import VarintError, decode_unsigned_varint
@@ -255,7 +255,7 @@ class RecordColumns:
                 continue
             if c < 0:
                 raise CorruptRecordError(f"Found invalid number of record headers {c}")
-            hs, positions[i] = _decode_headers(data, positions[i], c)
+            hs, positions[i] = decode_headers(data, positions[i], c)
             out.append([{"key": k, "value": v} for k, v in hs])
         arr = pa.array(out, self._headers_type()) if self.include_headers else None
         return arr, pa.array(positions, _I64)
