@@ -177,6 +177,11 @@ class BrokerProc:
 
     def start(self, wait: bool = True) -> BrokerProc:
         assert not self.alive
+        if self.proc is not None and self.broker_id in self.cluster.registered_brokers():
+            # A SIGKILLed broker's registration lives until its session times out; Kafka refuses to start a
+            # broker whose id is still registered, so a restart waits for it to go.
+            wait_for(lambda: self.broker_id not in self.cluster.registered_brokers(),
+                     SESSION_TIMEOUT_MS / 1000 + 20, what=f"broker {self.broker_id}'s old registration to expire")
         os.makedirs(self.run_dir, exist_ok=True)
         env = dict(os.environ, KAFKAPY_RUN_DIR=self.run_dir)
         with open(self.out_path, "ab") as out:
