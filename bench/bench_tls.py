@@ -144,12 +144,18 @@ def main() -> None:
         mb = args.messages * args.size / 1e6
         results: dict[str, dict[str, list[float]]] = {k: {"produce": [], "consume": []} for k in confs}
         for r in range(args.rounds):
-            # Alternate which protocol goes first: a shared machine's load drifts within a round.
-            for name in (["PLAINTEXT", "SSL"] if r % 2 == 0 else ["SSL", "PLAINTEXT"]):
-                conf = confs[name]
-                topic = f"bench-{name.lower()}-{r}"
-                results[name]["produce"].append(mb / produce(conf, topic, args.messages, value))
-                timed, seconds = consume(conf, topic, args.messages)
+            # Alternate which protocol goes first (a shared machine's load drifts within a round); produce
+            # both topics before consuming, so a fetch never races the log work of a fresh append.
+            order = ["PLAINTEXT", "SSL"] if r % 2 == 0 else ["SSL", "PLAINTEXT"]
+            for name in order:
+                results[name]["produce"].append(mb / produce(confs[name], f"bench-{name.lower()}-{r}",
+                                                             args.messages, value))
+            # Both protocols then read the same topic (same segment files, same page-cache state), after the
+            # appends' dirty pages are written back (else the write-back of 2 x --messages x --size bytes lands in
+            # the middle of whichever read goes first).
+            os.sync()
+            for name in order:
+                timed, seconds = consume(confs[name], f"bench-plaintext-{r}", args.messages)
                 results[name]["consume"].append(timed * args.size / 1e6 / seconds)
         print(f"{args.rounds} rounds of {args.messages} x {args.size} B (median MB/s; acks=1, one partition)")
         for phase in ("produce", "consume"):
@@ -158,6 +164,15 @@ def main() -> None:
             per_round = [x / y for x, y in zip(results["SSL"][phase], results["PLAINTEXT"][phase], strict=True)]
             print(f"  {phase:8s} PLAINTEXT {p:8.1f} MB/s   SSL {s:8.1f} MB/s   SSL/PLAINTEXT {s / p:5.2f}"
                   f"   (per round: {' '.join(f'{x:.2f}' for x in per_round)})")
+        # Fetch alone: one topic already on disk and read before, read alternately over each protocol.
+        warm: dict[str, list[float]] = {"PLAINTEXT": [], "SSL": []}
+        for _ in range(3):
+            for name in ("PLAINTEXT", "SSL"):
+                timed, seconds = consume(confs[name], "bench-plaintext-0", args.messages)
+                warm[name].append(timed * args.size / 1e6 / seconds)
+        p, s = statistics.median(warm["PLAINTEXT"]), statistics.median(warm["SSL"])
+        print(f"  fetch, warm topic, 3 alternating reads: PLAINTEXT {p:8.1f} MB/s   SSL {s:8.1f} MB/s   "
+              f"SSL/PLAINTEXT {s / p:5.2f}")
         rate, how = handshakes_per_second(tls_port, str(pki.ca), args.handshake_seconds)
         print(f"  TLS handshakes: {rate:.0f}/s ({how}, full handshakes, ECDSA P-256 broker key)")
     finally:
