@@ -109,16 +109,17 @@ def _varints(u8: pa.Array, pos: pa.Array, max_bytes: int) -> tuple[pa.Array, pa.
     return pc.bit_wise_xor(half, sign), pc.add(pos, size)
 
 
-def _gather(arena_binary_offsets: list[pa.Array], arena: pa.Buffer, starts: pa.Array, lens: pa.Array,
+def _gather(perm: tuple[pa.Array, pa.Array], arena: pa.Buffer, starts: pa.Array, lens: pa.Array,
             nulls: pa.Array | None) -> pa.Array:
-    """Binary column of arena[starts[i]:starts[i]+lens[i]] (null where `nulls`), one C++ copy."""
+    """Binary column of arena[starts[i]:starts[i]+lens[i]] (null where `nulls`), one C++ copy.
+    `perm` is RecordColumns._permutation(len(starts))."""
     n = len(starts)
     ends = pc.add(starts, lens)
     # offsets [s0, e0, s1, e1, ...]: monotonic because fields come in order in the arena.
-    interleaved = pc.take(pa.concat_arrays([starts, ends]), arena_binary_offsets[0])
+    interleaved = pc.take(pa.concat_arrays([starts, ends]), perm[0])
     bounds = pa.concat_arrays([interleaved, pa.array([arena.size], _I64)]).cast(pa.int32())
     segments = pa.Array.from_buffers(pa.binary(), 2 * n, [None, bounds.buffers()[1], arena])
-    idx = arena_binary_offsets[1]
+    idx = perm[1]
     if nulls is not None and nulls.true_count:
         idx = pc.if_else(nulls, pa.scalar(None, _I64), idx)
     return pc.take(segments, idx)
@@ -158,7 +159,7 @@ class RecordColumns:
         if count <= 0:
             return
         codec = h.attributes & COMPRESSION_CODEC_MASK
-        body = batch.buffer[RECORD_BATCH_OVERHEAD:]
+        body: bytes | memoryview = batch.buffer[RECORD_BATCH_OVERHEAD:]
         if codec:
             try:
                 body = decompress(CompressionType.from_id(codec), body)
@@ -198,8 +199,7 @@ class RecordColumns:
             klen, pos = _varints(u8, pos, 5)
             key_start = pos
             key_len = pc.max_element_wise(klen, _ZERO)
-            vlen, pos = pc.add(pos, key_len), None
-            vlen, pos = _varints(u8, vlen, 5)
+            vlen, pos = _varints(u8, pc.add(pos, key_len), 5)
             value_start = pos
             value_len = pc.max_element_wise(vlen, _ZERO)
             pos = pc.add(pos, value_len)
