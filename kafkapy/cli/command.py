@@ -299,6 +299,8 @@ def run(
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly; point stdout at /dev/null so the interpreter's
         # final flush does not raise again.
+        from kafkapy.cli.render import silence_stdout
+
         silence_stdout()
         return 0
     except Exception as e:  # noqa: BLE001 - the one boundary that turns any failure into exit 1
@@ -319,14 +321,6 @@ def _flush_quietly(out) -> None:
     try:
         out.flush()
     except (BrokenPipeError, ValueError, OSError):
+        from kafkapy.cli.render import silence_stdout
+
         silence_stdout()
-
-
-def silence_stdout() -> None:
-    """Point stdout at /dev/null (after a broken pipe), so the interpreter's final flush does not fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # stdout replaced by a test double: nothing to silence
-        pass

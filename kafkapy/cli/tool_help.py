@@ -66,7 +66,7 @@ def print_help(parser: argparse.ArgumentParser, file: IO[str]) -> None:
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:  # `--help | head`: end quietly (Rich would exit 1)
-            from kafkapy.cli.command import silence_stdout
+            from kafkapy.cli.render import silence_stdout
 
             silence_stdout()
 

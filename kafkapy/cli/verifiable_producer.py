@@ -66,7 +66,7 @@ class EventWriter:
             self.out.line(line)
             self.out.flush()
         except BrokenPipeError:
-            from kafkapy.cli.command import silence_stdout
+            from kafkapy.cli.render import silence_stdout
 
             self.pipe_closed = True
             self.stop.set()
