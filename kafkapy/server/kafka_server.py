@@ -46,6 +46,7 @@ from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
 from kafkapy.server.purgatory import DelayedOperationPurgatory
 from kafkapy.server.replica_manager import ReplicaManager, effective_broker_configs
+from kafkapy.storage.log_cleaner import CleanerConfig
 from kafkapy.storage.log_manager import LogManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
@@ -190,6 +191,7 @@ class KafkaServer:
         self.log_manager = LogManager(log_dirs, effective_broker_configs(config.originals, dynamic, self.broker_id),
                                       time, topic_configs=self.store.get_topic_config)
         self.log_manager.startup()
+        self.log_manager.start_log_cleaner(CleanerConfig.from_broker_config(config.get))
         log.info("Loaded %d logs from %s", len(self.log_manager.all_logs()), ", ".join(self.log_manager.log_dirs))
 
         self.metadata_cache = MetadataCache(self.broker_id)

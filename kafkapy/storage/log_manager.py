@@ -37,6 +37,7 @@ from kafkapy.storage.errors import (
     KafkaStorageError,
 )
 from kafkapy.storage.log import Log
+from kafkapy.storage.log_cleaner import CleanerConfig, LogCleaner
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_retention import delete_old_segments
 from kafkapy.storage.meta_properties import (
@@ -91,6 +92,7 @@ class LogManager:
         self._dir_lock_fds: dict[str, int] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
         self._started = False
+        self.cleaner: LogCleaner | None = None
 
     # --- startup ------------------------------------------------------------------------------------
 
@@ -103,6 +105,15 @@ class LogManager:
             for dir_ in self.log_dirs:
                 self._load_logs(dir_)
             self._started = True
+
+    def start_log_cleaner(self, config: CleanerConfig | None = None, threads: bool = True) -> LogCleaner:
+        """Create the LogCleaner over these logs (Kafka's LogManager owns it); start its threads if asked."""
+        cfg = config or CleanerConfig.from_props(self.broker_defaults)
+        self.cleaner = LogCleaner(cfg, self.log_dirs, self.all_logs, self.time,
+                                  is_current=lambda lg: self._logs.get(lg.topic_partition) is lg)
+        if threads and cfg.enable_cleaner:
+            self.cleaner.startup()
+        return self.cleaner
 
     def _lock_dir(self, dir_: str) -> None:
         fd = os.open(os.path.join(dir_, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
@@ -264,6 +275,8 @@ class LogManager:
             if removed is None:
                 return None
             parent = os.path.dirname(removed.dir)
+            if self.cleaner is not None:
+                self.cleaner.abort_cleaning(tp, parent)
             with removed.lock:
                 # Not closed here: a fetch response may still be sending from its files.
                 removed.rename_dir(delete_dir_name(tp))
@@ -360,6 +373,8 @@ class LogManager:
 
     def shutdown(self, broker_epoch: int = -1) -> None:
         """Flush and close every log, write checkpoints and the clean-shutdown marker, release the dir locks."""
+        if self.cleaner is not None:
+            self.cleaner.shutdown()
         with self._lock:
             for lg in self._logs.values():
                 lg.flush()

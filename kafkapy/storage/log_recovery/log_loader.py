@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from kafkapy.common.time import Time
 from kafkapy.storage.checkpoint_file import LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCheckpointFile
 from kafkapy.storage.errors import CorruptIndexError
+from kafkapy.storage.file_records import FileRecords
 from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_segment import (
@@ -54,20 +55,59 @@ def _base_offset(name: str) -> int | None:
     return int(prefix) if len(prefix) == 20 and prefix.isdigit() else None
 
 
+def _swap_next_offset(path: str, base: int) -> int:
+    """The offset after the last complete batch of a `.log.swap` file (its base when it has none)."""
+    records = FileRecords(path, file_already_exists=True)
+    try:
+        next_offset = base
+        for b in records.batches_from(0):
+            next_offset = b.last_offset + 1
+        return next_offset
+    finally:
+        records.close()
+
+
 def _remove_temp_files_and_finish_swaps(dir_: str) -> None:
-    for name in sorted(os.listdir(dir_)):
+    """Kafka's LogLoader.removeTempFilesAndCollectSwapFiles + the swap completion of loadSegments.
+
+    A `.cleaned` file means a cleaner swap never reached its first rename for that group: swap files at
+    or above the smallest `.cleaned` base offset are dropped with it (the old segments are intact). A
+    `.log.swap` is a complete cleaned segment: the old segments inside its offset range are deleted and
+    the swap files take their final names (offset and time indexes are rebuilt on open).
+    """
+    names = sorted(os.listdir(dir_))
+    cleaned = [b for n in names if n.endswith(CLEANED_FILE_SUFFIX) and (b := _base_offset(n)) is not None]
+    min_cleaned = min(cleaned, default=None)
+    swaps: list[str] = []
+    for name in names:
         path = os.path.join(dir_, name)
         if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(CLEANED_FILE_SUFFIX):
             os.unlink(path)
         elif name.endswith(SWAP_FILE_SUFFIX):
-            target = path[: -len(SWAP_FILE_SUFFIX)]
+            base = _base_offset(name)
+            if min_cleaned is not None and base is not None and base >= min_cleaned:
+                log.info("Deleting swap file %s of an interrupted cleaning", path)
+                os.unlink(path)
+            else:
+                swaps.append(name)
+    for name in swaps:
+        base = _base_offset(name)
+        if base is None or not name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
+            continue
+        next_offset = _swap_next_offset(os.path.join(dir_, name), base)
+        for other in os.listdir(dir_):
+            other_base = _base_offset(other)
+            if (other_base is not None and base <= other_base < max(next_offset, base + 1)
+                    and other.endswith((LOG_FILE_SUFFIX, *_INDEX_SUFFIXES))):
+                log.info("Deleting %s replaced by the swap segment %s", other, name)
+                os.unlink(os.path.join(dir_, other))
+    for name in swaps:
+        path = os.path.join(dir_, name)
+        target = path[: -len(SWAP_FILE_SUFFIX)]
+        if target.endswith((INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)):
+            os.unlink(path)  # rebuilt from the swapped-in log on open
+        else:
             os.replace(path, target)
-            if target.endswith(LOG_FILE_SUFFIX):
-                # The swapped-in log's indexes are rebuilt on open.
-                stem = target[: -len(LOG_FILE_SUFFIX)]
-                for suffix in _INDEX_SUFFIXES:
-                    if os.path.exists(stem + suffix):
-                        os.unlink(stem + suffix)
 
 
 def _open_segments(dir_: str, config: LogConfig, time: Time,

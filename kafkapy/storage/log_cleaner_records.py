@@ -1,0 +1,152 @@
+"""Record-level work of the log cleaner on magic-2 batches: key scans, filtering and re-writing one batch.
+
+Byte format (record-format.md sections 2-3): a batch is the 61-byte header followed by `recordsCount`
+records (compressed as one block when the codec is not none); each record is `length varint,
+attributes int8, timestampDelta varlong, offsetDelta varint, keyLength varint, key, valueLength varint,
+value, headers`. The scanner reads only the fields up to the value length and keeps each record's raw
+bytes, so a kept record is copied as is: offsets never change (baseOffset, lastOffsetDelta and the
+records' offset deltas are kept, as Kafka's MemoryRecords.filterTo keeps them). Only when a batch first
+gets Kafka's delete horizon (KIP-534: attribute bit 6, baseTimestamp = horizon) are the records'
+timestampDeltas re-encoded against the new base. Producer id, epoch, base sequence, partition leader
+epoch, the transactional and control bits and the codec are kept.
+
+Pure functions over bytes; thread-safe.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from kafkapy.record.batch_header import (
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+    BatchHeader,
+)
+from kafkapy.record.compression import compress, decompress
+from kafkapy.record.crc import crc32c
+from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.varint import VarintError, decode_varint, decode_varlong, encode_varint, encode_varlong
+
+__all__ = ["ScannedRecord", "scan_records", "records_payload", "build_filtered_batch", "build_empty_batch",
+           "first_record_without_key", "has_delete_horizon"]
+
+_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
+_PREFIX = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
+
+
+class ScannedRecord(NamedTuple):
+    offset_delta: int
+    timestamp_delta: int
+    key: bytes | None
+    has_value: bool
+    start: int  # the record's bytes (length prefix included) in the records payload
+    end: int
+
+
+def has_delete_horizon(header: BatchHeader) -> bool:
+    return bool(header.attributes & DELETE_HORIZON_FLAG_MASK)
+
+
+def records_payload(batch: bytes | memoryview, header: BatchHeader) -> bytes:
+    """The batch's records section, decompressed."""
+    body = bytes(batch[RECORD_BATCH_OVERHEAD:header.batch_length + LOG_OVERHEAD])
+    codec = header.attributes & COMPRESSION_CODEC_MASK
+    return decompress(codec, body) if codec else body
+
+
+def scan_records(data: bytes, count: int) -> list[ScannedRecord]:
+    """Each record's offset delta, timestamp delta, key, whether it has a value, and its byte span."""
+    out: list[ScannedRecord] = []
+    pos = 0
+    n = len(data)
+    try:
+        for _ in range(count):
+            start = pos
+            length, pos = decode_varint(data, pos)
+            end = pos + length
+            if length < 0 or end > n:
+                raise CorruptRecordError(f"Invalid record size {length} at position {start}")
+            pos += 1  # attributes
+            ts_delta, pos = decode_varlong(data, pos)
+            offset_delta, pos = decode_varint(data, pos)
+            klen, pos = decode_varint(data, pos)
+            key = None
+            if klen >= 0:
+                key = data[pos:pos + klen]
+                pos += klen
+            vlen, pos = decode_varint(data, pos)
+            out.append(ScannedRecord(offset_delta, ts_delta, key, vlen >= 0, start, end))
+            pos = end
+    except (IndexError, VarintError) as e:
+        raise CorruptRecordError(f"Malformed record at position {pos}: {e}") from e
+    return out
+
+
+def first_record_without_key(batch: bytes | memoryview, header: BatchHeader) -> int:
+    """Index of the first record with a null key in a (non-control) magic-2 batch, or -1."""
+    data = records_payload(batch, header)
+    for i, rec in enumerate(scan_records(data, header.records_count)):
+        if rec.key is None:
+            return i
+    return -1
+
+
+def _rebase_timestamp(data: bytes, rec: ScannedRecord, shift: int) -> bytes:
+    """The record re-encoded with timestampDelta + shift (every other byte copied)."""
+    length, pos = decode_varint(data, rec.start)
+    attrs = data[pos:pos + 1]
+    _, after_ts = decode_varlong(data, pos + 1)
+    body = attrs + encode_varlong(rec.timestamp_delta + shift) + data[after_ts:rec.end]
+    return encode_varint(len(body)) + body
+
+
+def _write_batch(header: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int,
+                 records_count: int, records: bytes) -> bytes:
+    after_crc = _HEADER_AFTER_CRC.pack(attributes, header.last_offset_delta, base_timestamp, max_timestamp,
+                                       header.producer_id, header.producer_epoch, header.base_sequence,
+                                       records_count) + records
+    batch_length = len(after_crc) + 4 + 1 + 4  # crc, magic, partitionLeaderEpoch
+    return (_PREFIX.pack(header.base_offset, batch_length, header.partition_leader_epoch, 2)
+            + crc32c(after_crc).to_bytes(4, "big") + after_crc)
+
+
+def build_filtered_batch(header: BatchHeader, data: bytes, kept: list[ScannedRecord],
+                         delete_horizon_ms: int | None) -> bytes:
+    """A batch with the same offsets and producer metadata holding only `kept` records of `data`.
+
+    `delete_horizon_ms` (not None) sets Kafka's delete horizon: baseTimestamp becomes it and the kept
+    records' timestamp deltas are re-based so that every record keeps its timestamp.
+    """
+    attributes = header.attributes
+    base_ts = header.base_timestamp
+    if delete_horizon_ms is not None:
+        shift = base_ts - delete_horizon_ms
+        payload = b"".join(_rebase_timestamp(data, r, shift) for r in kept)
+        attributes |= DELETE_HORIZON_FLAG_MASK
+        new_base = delete_horizon_ms
+    else:
+        payload = b"".join(data[r.start:r.end] for r in kept)
+        new_base = base_ts
+    if attributes & TIMESTAMP_TYPE_MASK:
+        max_ts = header.max_timestamp  # LogAppendTime: the batch's append time
+    else:
+        max_ts = max(base_ts + r.timestamp_delta for r in kept) if kept else header.max_timestamp
+    codec = attributes & COMPRESSION_CODEC_MASK
+    if codec:
+        payload = compress(codec, payload)
+    return _write_batch(header, attributes, new_base, max_ts, len(kept), payload)
+
+
+def build_empty_batch(header: BatchHeader) -> bytes:
+    """Kafka's writeEmptyHeader: the batch header alone (no records, no codec) keeping a producer's last
+    sequence and offsets (BatchRetention.RETAIN_EMPTY)."""
+    attributes = header.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK
+                                      | DELETE_HORIZON_FLAG_MASK)
+    return _write_batch(header, attributes, header.max_timestamp, header.max_timestamp, 0, b"")
+
