@@ -31,4 +31,6 @@ class PartitionResponse:
 
 def partition_error_response(error: KafkaError) -> PartitionResponse:
     code = error.code
-    return PartitionResponse(code, -1, -1, -1, str(error) if code in _CUSTOM_MESSAGE_ERRORS else None)
+    if code not in _CUSTOM_MESSAGE_ERRORS:
+        return PartitionResponse(code)
+    return PartitionResponse(code, -1, -1, -1, str(error), list(getattr(error, "record_errors", None) or ()))

@@ -52,6 +52,7 @@ from kafkapy.storage.errors import (
 )
 from kafkapy.storage.file_records import LOG_OVERHEAD
 from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
+from kafkapy.storage.log_cleaner_records import check_compacted_topic_keys
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_segment import (
     DELETED_FILE_SUFFIX,
@@ -100,7 +101,7 @@ class _HotConfig:
     """The LogConfig values every append reads, resolved once per config object (update_config swaps it)."""
 
     __slots__ = ("config", "max_message_size", "segment_size", "producer_compression", "log_append_time",
-                 "check_timestamps", "max_segment_ms", "flush_interval")
+                 "check_timestamps", "max_segment_ms", "flush_interval", "compact")
 
     def __init__(self, config: LogConfig | None) -> None:
         self.config = config
@@ -114,6 +115,7 @@ class _HotConfig:
                                      and config.message_timestamp_after_max_ms >= _NO_LIMIT)
         self.max_segment_ms = config.max_segment_ms()
         self.flush_interval = config.flush_interval
+        self.compact = config.compact
 
 
 # Whether a segment (given the next one, None for the active segment) should be deleted.
@@ -311,6 +313,8 @@ class Log:
                 f"The total record batch size in the append to {self.topic_partition} is {total} bytes which "
                 f"exceeds the maximum configured segment size of {hot.segment_size}."
             )
+        if hot.compact:
+            check_compacted_topic_keys(records, headers, self.topic_partition)
         if not hot.producer_compression:
             records, headers = self._maybe_recompress(records, headers, config)
         buf = bytearray(records)  # the one copy: offsets and epochs are written into it

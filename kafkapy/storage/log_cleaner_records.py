@@ -30,11 +30,11 @@ from kafkapy.record.batch_header import (
 )
 from kafkapy.record.compression import compress, decompress
 from kafkapy.record.crc import crc32c
-from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
 from kafkapy.record.varint import VarintError, decode_varint, decode_varlong, encode_varint, encode_varlong
 
 __all__ = ["ScannedRecord", "scan_records", "records_payload", "build_filtered_batch", "build_empty_batch",
-           "first_record_without_key", "has_delete_horizon"]
+           "first_record_without_key", "has_delete_horizon", "check_compacted_topic_keys"]
 
 _HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
 _PREFIX = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
@@ -150,3 +150,27 @@ def build_empty_batch(header: BatchHeader) -> bytes:
                                       | DELETE_HORIZON_FLAG_MASK)
     return _write_batch(header, attributes, header.max_timestamp, header.max_timestamp, 0, b"")
 
+
+
+def check_compacted_topic_keys(buf: bytes | bytearray | memoryview, headers: list[BatchHeader],
+                               topic_partition: object) -> None:
+    """Kafka's LogValidator.validateKey for a compacted topic: every record of every (non-control) batch
+    needs a key. Raises INVALID_RECORD carrying Kafka's record errors (record index in its batch, message)."""
+    errors: list[tuple[int, str]] = []
+    pos = 0
+    view = memoryview(buf)
+    for h in headers:
+        size = h.batch_length + LOG_OVERHEAD
+        if not h.attributes & CONTROL_FLAG_MASK and h.records_count > 0:
+            data = records_payload(view[pos:pos + size], h)
+            for i, rec in enumerate(scan_records(data, h.records_count)):
+                if rec.key is None:
+                    errors.append((i, f"Compacted topic cannot accept message without key in topic partition "
+                                      f"{topic_partition}"))
+        pos += size
+    if errors:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        exc = InvalidRecordError(f"One or more records have been rejected due to {len(errors)} record errors in "
+                                 f"total, and only showing the first three errors at most: [{shown}]")
+        exc.record_errors = errors  # type: ignore[attr-defined]
+        raise exc

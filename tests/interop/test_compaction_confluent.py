@@ -207,3 +207,33 @@ def test_dump_log_reads_cleaned_segments(broker) -> None:
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "baseOffset:" in out.stdout and "payload: value-" in out.stdout
+
+
+def test_null_key_on_a_compacted_topic_gets_invalid_record(broker) -> None:
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "retries": 0, "message.timeout.ms": 10_000})
+    errors: list = []
+    producer.produce(TOPIC, value=b"no key", partition=0, on_delivery=lambda err, msg: errors.append(err))
+    assert producer.flush(30) == 0
+    assert len(errors) == 1 and errors[0] is not None
+    assert errors[0].code() == confluent_kafka.KafkaError.INVALID_RECORD
+    # The partition still takes keyed records.
+    assert produce(broker.bootstrap, [(b"keyed", b"fine")])
+
+
+def test_null_key_produce_response_carries_kafkas_record_errors(broker, wire_client) -> None:
+    from kafkapy.protocol.messages import ProduceRequest
+    from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
+
+    b = MemoryRecordsBuilder()
+    b.append(1_700_000_000_000, b"k", b"v")
+    b.append(1_700_000_000_001, None, b"no key")
+    request = ProduceRequest(acks=1, timeout_ms=10_000, topic_data=[ProduceRequest.TopicProduceData(
+        name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(index=0, records=b.build())])])
+    resp = wire_client(broker.port).request(request, 9)
+    part = resp.responses[0].partition_responses[0]
+    msg = f"Compacted topic cannot accept message without key in topic partition {TOPIC}-0"
+    assert part.error_code == 87 and part.base_offset == -1
+    assert [(e.batch_index, e.batch_index_error_message) for e in part.record_errors] == [(1, msg)]
+    assert part.error_message == ("One or more records have been rejected due to 1 record errors in total, and "
+                                  f"only showing the first three errors at most: [RecordError(batchIndex=1, "
+                                  f"message='{msg}')]")

@@ -193,9 +193,10 @@ def test_bounded_offset_map_cleans_in_several_passes(tmp_path, time) -> None:
 
 
 def test_null_key_records_are_removed_by_cleaning(tmp_path, time) -> None:
-    lg = open_compacted(tmp_path, time)
+    lg = open_compacted(tmp_path, time, cleanup_policy="delete")  # written before the policy changed
     lg.append_as_leader(keyed_batch([(None, b"nokey"), (b"k", b"v")]), 0)
     lg.roll()
+    lg.update_config(config(**COMPACT))
     assert make_cleaner(lg, time).clean_once()
     assert all_records(lg) == [(1, b"k", b"v")]
 
@@ -229,3 +230,20 @@ def test_min_compaction_lag_keeps_recent_segments_dirty(tmp_path, time) -> None:
     time.advance(120_000)
     assert cleaner.clean_once()
     assert len(all_records(lg)) == 10
+
+
+def test_compacted_topic_refuses_records_without_key(tmp_path, time) -> None:
+    from kafkapy.common.errors import InvalidRecordError
+
+    lg = open_compacted(tmp_path, time)
+    with pytest.raises(InvalidRecordError) as info:
+        lg.append_as_leader(keyed_batch([(b"k", b"v"), (None, b"x"), (None, b"y")], compression=2), 0)
+    msg = "Compacted topic cannot accept message without key in topic partition t-0"
+    assert info.value.record_errors == [(1, msg), (2, msg)]
+    assert str(info.value) == (
+        "One or more records have been rejected due to 2 record errors in total, and only showing the first "
+        f"three errors at most: [RecordError(batchIndex=1, message='{msg}'), RecordError(batchIndex=2, "
+        f"message='{msg}')]")
+    assert lg.log_end_offset == 0
+    lg.append_as_leader(keyed_batch([(b"k", None)]), 0)  # a tombstone has a key: accepted
+    assert lg.log_end_offset == 1
