@@ -245,7 +245,7 @@ class ZkMetadataStore(PathMetadataStore):
                     tx.delete(op.path, op.version)
                 else:
                     tx.check(op.path, op.version)
-            results = tx.commit()
+            results = self._client.retry(tx.commit)
         except KazooException as e:
             raise _map_error(e, ops[0].path if ops else "/") from None
         for op, result in zip(ops, results, strict=False):
@@ -267,8 +267,8 @@ class ZkMetadataStore(PathMetadataStore):
     def _one(self, op: Op) -> Stat | None:
         client = self._client
         if isinstance(op, Create):
-            _, zstat = client.create(op.path, encode_json(op.data), ephemeral=op.ephemeral, makepath=True,
-                                     include_data=True)
+            _, zstat = client.retry(client.create, op.path, encode_json(op.data), ephemeral=op.ephemeral,
+                                    makepath=True, include_data=True)
             return Stat(zstat.version, zstat.czxid)
         if isinstance(op, SetData):
             zstat = client.retry(client.set, op.path, encode_json(op.data), op.version)

@@ -111,19 +111,20 @@ def longest_stall(cluster, topic: str, partition: int, victim: int, event) -> fl
     wait for an acknowledgement after the event is the failover time a producer sees."""
     p = producer(cluster, **{"linger.ms": 0})
     acks: list[float] = []
+    errors: list[str] = []
     fired_at = 0.0
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        sent = time.monotonic()
-        p.produce(topic, value=f"record-{len(acks)}".encode(), partition=partition)
+        p.produce(topic, value=f"record-{len(acks)}".encode(), partition=partition,
+                  on_delivery=lambda err, _msg: errors.append(str(err)) if err is not None else None)
         assert p.flush(60) == 0
+        assert not errors, errors  # the producer's retries hide the leader change: no error reaches it
         acks.append(time.monotonic())
         if not fired_at and len(acks) >= 20:
             fired_at = time.monotonic()
             event()
         elif fired_at and acks[-1] - fired_at > 2 and cluster.partition_state(topic, partition)["leader"] != victim:
             break
-        del sent
     waits = [b - a for a, b in zip(acks, acks[1:], strict=False) if b > fired_at]
     return max(waits)
 
