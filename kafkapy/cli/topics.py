@@ -5,6 +5,8 @@ Text written (stdout): `Created topic X.` (plus Kafka's '.'/'_' collision WARNIN
 describe lines `Topic: X\\tTopicId: ...\\tPartitionCount: N\\tReplicationFactor: R\\tConfigs: k=v,...`
 and `\\tTopic: X\\tPartition: 0\\tLeader: 1\\tReplicas: 1\\tIsr: 1[\\tAdding Replicas: ..\\tRemoving Replicas: ..]
 \\tElr: N/A\\tLastKnownElr: N/A`. --alter and --delete print nothing (Kafka 4.x).
+--zookeeper host:port[/chroot] is Kafka 2.x's path (kafkapy/tools/zk_admin.py writes the znodes): describe lines end at
+Isr, --delete prints `Topic X is marked for deletion.` and the delete.topic.enable note.
 Errors (stderr, exit 1): `Error while executing topic command : <msg>` (Kafka 4.x), argument errors
 included (`... : Topic 'x' does not exist as expected`). Flag misuse exits 2.
 On a terminal --describe shows each topic as a Rich table (KAFKAPY_PLAIN=1 keeps Kafka's text).
@@ -28,7 +30,7 @@ REPORT_FLAGS = ("under_replicated_partitions", "unavailable_partitions", "under_
 
 def build_parser() -> ToolParser:
     p = ToolParser("topics", "This tool helps to create, delete, describe, or change a topic.")
-    p.add_bootstrap_server(aliases=(), help="REQUIRED: The Kafka server to connect to.")
+    p.add_bootstrap_server(required=False, aliases=(), help="REQUIRED: The Kafka server to connect to.")
     p.add_command_config(help="Property file containing configs to be passed to Admin Client.")
     p.add_argument("--list", action="store_true", help="List all available topics.")
     p.add_argument("--create", action="store_true", help="Create a new topic.")
@@ -76,7 +78,9 @@ def build_parser() -> ToolParser:
                    "topics are included.")
     p.add_argument("--partition-size-limit-per-response", type=int, metavar="<maximum number of partitions>",
                    help="The maximum partition size to be included in one DescribeTopicPartitions response.")
-    p.add_argument("--zookeeper", help=argparse.SUPPRESS)
+    p.add_argument("--zookeeper", metavar="<hosts>",
+                   help="DEPRECATED (Kafka 2.x): the ZooKeeper connection string host:port[/chroot]; the topic's "
+                   "znodes are read and written directly, as Kafka 2.x's TopicCommand did.")
     return p
 
 
@@ -100,8 +104,10 @@ def _flag(dest: str) -> str:
 
 def check_args(args: argparse.Namespace) -> str:
     """TopicCommandOptions.checkArgs: returns the action; raises UsageError with Kafka's wording."""
-    if args.zookeeper is not None:
-        raise UsageError("--zookeeper is not supported (removed in Kafka 3.0); use --bootstrap-server")
+    if args.zookeeper is not None and args.bootstrap_server is not None:
+        raise UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
+    if args.zookeeper is None and args.bootstrap_server is None:
+        raise UsageError("the following arguments are required: --bootstrap-server")
     actions = [a for a in ("create", "list", "alter", "describe", "delete") if getattr(args, a)]
     if len(actions) != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
@@ -130,7 +136,7 @@ def check_args(args: argparse.Namespace) -> str:
     return action
 
 
-def partition_line(p: Any) -> str:
+def partition_line(p: Any, zookeeper: bool = False) -> str:
     parts = [
         f"\tTopic: {p.topic}",
         f"\tPartition: {p.partition}",
@@ -141,6 +147,8 @@ def partition_line(p: Any) -> str:
     if p.adding_replicas is not None:
         parts.append("\tAdding Replicas: " + ",".join(map(str, p.adding_replicas)))
         parts.append("\tRemoving Replicas: " + ",".join(map(str, p.removing_replicas or [])))
+    if zookeeper:  # Kafka 2.x's ZooKeeper describe ends at Isr (and the reassignment columns)
+        return "".join(parts)
     parts.append("\tElr: " + ("N/A" if p.elr is None else ",".join(map(str, p.elr))))
     parts.append("\tLastKnownElr: " + ("N/A" if p.last_known_elr is None else ",".join(map(str, p.last_known_elr))))
     return "".join(parts)
@@ -154,12 +162,12 @@ def topic_line(t: Any) -> str:
     return head + f"\tPartitionCount: {t.partition_count}\tReplicationFactor: {t.replication_factor}\tConfigs: {configs}"
 
 
-def describe_lines(descriptions: list[Any]) -> list[str]:
+def describe_lines(descriptions: list[Any], zookeeper: bool = False) -> list[str]:
     lines: list[str] = []
     for t in descriptions:
         if t.print_header:
             lines.append(topic_line(t))
-        lines.extend(partition_line(p) for p in t.partitions)
+        lines.extend(partition_line(p, zookeeper) for p in t.partitions)
     return lines
 
 
@@ -176,7 +184,12 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     try:
         configs = t.parse_topic_configs(args.config) if action == "create" else {}
         assignment = t.parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
-        admin = admin_client(args.bootstrap_server, props)
+        if args.zookeeper is not None:
+            from kafkapy.tools.zk_admin import ZkAdmin
+
+            admin = ZkAdmin(args.zookeeper)
+        else:
+            admin = admin_client(args.bootstrap_server, props)
         try:
             return _run(action, args, admin, configs, assignment, out)
         finally:
@@ -219,7 +232,7 @@ def _run(action: str, args: argparse.Namespace, admin: Any, configs: dict[str, s
         elif out.rich:
             describe_tables(descriptions, out)
         else:
-            out.lines(describe_lines(descriptions))
+            out.lines(describe_lines(descriptions, args.zookeeper is not None))
         return 0
     if action == "alter":
         altered = t.alter_topic(admin, args.topic, args.partitions, assignment, args.if_exists, args.exclude_internal)
@@ -229,6 +242,10 @@ def _run(action: str, args: argparse.Namespace, admin: Any, configs: dict[str, s
     deleted = t.delete_topics(admin, args.topic, args.if_exists, args.exclude_internal)
     if out.json:
         out.document({"deleted": deleted})
+    elif args.zookeeper is not None:  # Kafka 2.x's ZooKeeper path only marks the topics for deletion
+        for name in deleted:
+            out.line(f"Topic {name} is marked for deletion.")
+            out.line("Note: This will have no impact if delete.topic.enable is not set to true.")
     return 0
 
 

@@ -1,0 +1,73 @@
+"""`kafkapy topics --zookeeper` (Kafka 2.x's ZooKeeper path) against a 3-broker cluster: create writes
+Kafka's znodes and the brokers serve the topic, describe reads Leader/Replicas/Isr from the partition
+state znodes, alter adds partitions, delete marks the topic and the controller removes it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_factory):
+    return cluster_factory(3)
+
+
+def topics(cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "topics", "--zookeeper", cluster.zk_connect,
+                           *args], capture_output=True, text=True, timeout=120)
+
+
+def test_create_describe_alter_delete_through_zookeeper(cluster) -> None:
+    r = topics(cluster, "--create", "--topic", "zkt", "--partitions", "3", "--replication-factor", "3",
+               "--config", "min.insync.replicas=2")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "Created topic zkt.\n", "")
+    stored = cluster.zk_json("/brokers/topics/zkt")
+    assert stored["version"] == 3 and len(stored["topic_id"]) == 22
+    assignment = {int(p): replicas for p, replicas in stored["partitions"].items()}
+    assert sorted(assignment) == [0, 1, 2] and all(sorted(r) == [0, 1, 2] for r in assignment.values())
+    # AdminUtils: consecutive partitions' first replicas go round the brokers
+    assert sorted(r[0] for r in assignment.values()) == [0, 1, 2]
+    assert cluster.zk_json("/config/topics/zkt") == {"version": 1, "config": {"min.insync.replicas": "2"}}
+    # the controller elected the preferred leaders and every broker serves them
+    cluster.wait_for(lambda: all(leader == assignment[p][0] and sorted(isr) == [0, 1, 2]
+                                 for p, (leader, _r, isr) in cluster.describe("zkt").items())
+                     and len(cluster.describe("zkt")) == 3, what="zkt online")
+
+    r = topics(cluster, "--describe", "--topic", "zkt")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == (f"Topic: zkt\tTopicId: {stored['topic_id']}\tPartitionCount: 3\tReplicationFactor: 3\t"
+                        "Configs: min.insync.replicas=2")
+    for p in range(3):
+        state = cluster.zk_json(f"/brokers/topics/zkt/partitions/{p}/state")
+        assert lines[1 + p] == (f"\tTopic: zkt\tPartition: {p}\tLeader: {state['leader']}\tReplicas: "
+                                + ",".join(map(str, assignment[p])) + "\tIsr: " + ",".join(map(str, state["isr"])))
+    for flag in ("--under-replicated-partitions", "--under-min-isr-partitions", "--at-min-isr-partitions",
+                 "--unavailable-partitions"):
+        r = topics(cluster, "--describe", "--topic", "zkt", flag)
+        assert (r.returncode, r.stdout) == (0, ""), flag
+
+    assert "zkt" in topics(cluster, "--list").stdout.splitlines()
+    r = topics(cluster, "--create", "--topic", "zkt", "--partitions", "1", "--replication-factor", "1")
+    assert (r.returncode, r.stderr) == (1, "Error while executing topic command : Topic 'zkt' already exists.\n")
+
+    assert topics(cluster, "--alter", "--topic", "zkt", "--partitions", "4").returncode == 0
+    assert len(cluster.zk_json("/brokers/topics/zkt")["partitions"]) == 4
+    cluster.wait_for(lambda: len(cluster.describe("zkt")) == 4, what="partition 3 in metadata")
+
+    r = topics(cluster, "--delete", "--topic", "zkt")
+    assert (r.returncode, r.stdout) == (0, "Topic zkt is marked for deletion.\n"
+                                           "Note: This will have no impact if delete.topic.enable is not set to "
+                                           "true.\n")
+    cluster.wait_for(lambda: "zkt" not in topics(cluster, "--list").stdout.splitlines(), timeout_s=60,
+                     what="zkt deleted by the controller")
+    assert topics(cluster, "--describe", "--topic", "zkt").returncode == 1
+
+
+def test_zookeeper_flag_checks(cluster) -> None:
+    r = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "topics", "--list", "--zookeeper", "x:1",
+                        "--bootstrap-server", "y:2"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Only one of --bootstrap-server or --zookeeper must be specified" in r.stderr
