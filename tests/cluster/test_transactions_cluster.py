@@ -25,6 +25,16 @@ def cluster(cluster_factory):
                                          "offsets.topic.num.partitions": "6"})
 
 
+def describe(cluster) -> dict:
+    """The topic's {partition: (leader, replicas, isr)}, or {} while the broker asked has no metadata yet."""
+    from kafkapy.common.errors import KafkaError
+
+    try:
+        return cluster.describe(TOPIC)
+    except KafkaError:
+        return {}
+
+
 def read(cluster, isolation: str, expected: int, timeout_s: float = 60) -> list[bytes]:
     c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"x-{isolation}-{time.monotonic_ns()}",
                   "isolation.level": isolation, "enable.partition.eof": True,
@@ -55,10 +65,10 @@ def test_markers_across_brokers_and_leader_failover(cluster) -> None:
         admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, configs={"min.insync.replicas": "2"})])
     finally:
         admin.close()
-    cluster.wait_for(lambda: len(cluster.describe(TOPIC)) == PARTITIONS
-                     and all(len(isr) == 3 for _l, _r, isr in cluster.describe(TOPIC).values()), 60,
+    cluster.wait_for(lambda: len(describe(cluster)) == PARTITIONS
+                     and all(len(isr) == 3 for _l, _r, isr in describe(cluster).values()), 60,
                      what="metadata with full ISRs")
-    leaders = {p: leader for p, (leader, _r, _i) in cluster.describe(TOPIC).items()}
+    leaders = {p: leader for p, (leader, _r, _i) in cluster.wait_for(lambda: describe(cluster), 30).items()}
     assert len(set(leaders.values())) > 1  # the markers must reach more than one broker
 
     p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "xtx-1", "linger.ms": 5,
@@ -80,7 +90,7 @@ def test_markers_across_brokers_and_leader_failover(cluster) -> None:
 
     victim = leaders[0]
     cluster.brokers[victim].kill()
-    cluster.wait_for(lambda: cluster.describe(TOPIC)[0][0] not in (victim, -1), 60, what="a new leader")
+    cluster.wait_for(lambda: describe(cluster).get(0, (victim,))[0] not in (victim, -1), 60, what="a new leader")
     assert sorted(read(cluster, "read_committed", 30)) == committed  # followers built the same txn state
 
     again = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "xtx-1", "linger.ms": 5,

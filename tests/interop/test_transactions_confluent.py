@@ -178,3 +178,41 @@ def test_send_offsets_to_transaction_visible_on_commit_only(txn_broker) -> None:
     consumer.close()
     out = consume_all(bootstrap, dst, 1, "read_committed", expected=10)
     assert [v for *_, v in out] == [b"out-%d" % i for i in range(10)]
+
+
+def test_kafkapy_consumer_read_committed_skips_aborted_and_markers(txn_broker) -> None:
+    from kafkapy.client.consumer import KafkaConsumer
+    from kafkapy.common.topic_partition import TopicPartition as KTP
+
+    bootstrap = txn_broker.bootstrap
+    topic = "txn-kafkapy-consumer"
+    create_topic(bootstrap, topic)
+    p = txn_producer(bootstrap, "ck-kafkapy-consumer")
+    committed = []
+    for r in range(6):
+        p.begin_transaction()
+        values = [b"r%d-%d" % (r, i) for i in range(5)]
+        for v in values:
+            p.produce(topic, v)
+        p.flush(10)
+        if r % 2:
+            p.abort_transaction(30)
+        else:
+            p.commit_transaction(30)
+            committed += values
+    for isolation, expected in (("read_committed", committed), ("read_uncommitted", None)):
+        c = KafkaConsumer({"bootstrap.servers": bootstrap, "isolation.level": isolation,
+                           "auto.offset.reset": "earliest"})
+        try:
+            c.assign([KTP(topic, 0)])
+            c.seek_to_beginning()
+            got: list[bytes] = []
+            deadline = time.monotonic() + 15
+            while len(got) < (len(expected) if expected is not None else 30) and time.monotonic() < deadline:
+                got += [rec.value for rec in c.poll(500)]
+        finally:
+            c.close()
+        if expected is not None:
+            assert got == expected
+        else:
+            assert len(got) == 30 and set(committed) <= set(got)
