@@ -710,6 +710,7 @@ class Log:
             new_dir = os.path.join(os.path.dirname(self.dir), new_name)
             os.rename(self.dir, new_dir)
             self.dir = new_dir
+            self.producer_state_manager.dir = new_dir
             for segment in self._segments:
                 segment.update_parent_dir(new_dir)
             self._pending_deletes.update_parent_dir(new_dir)
