@@ -172,9 +172,10 @@ def test_leader_sigkill_during_acks_all_produce_loses_nothing(cluster) -> None:
         assert len(expected) > 0
         for b in cluster.brokers.values():
             replica_dir = os.path.join(b.log_dir, f"{TOPIC}-{p}")
-            cluster.wait_for(lambda d=replica_dir, hw=hws[p], e=expected: _batches_below(d, hw) == e, timeout_s=30,
-                             what=f"broker {b.broker_id}'s copy of partition {p}")
-            assert _epochs(replica_dir) == _epochs(leader_dir)
+            # The follower appends a batch before it checkpoints the batch's new leader epoch: wait for both.
+            cluster.wait_for(lambda d=replica_dir, hw=hws[p], e=expected, ld=leader_dir:
+                             _batches_below(d, hw) == e and _epochs(d) == _epochs(ld), timeout_s=30,
+                             what=f"broker {b.broker_id}'s copy of partition {p} and its leader epochs")
 
 
 def test_nothing_acked_is_lost_while_one_isr_replica_survives(cluster) -> None:
