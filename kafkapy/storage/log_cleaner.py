@@ -158,9 +158,10 @@ class LogCleaner:
                      stats.messages_read, end_offset)
         except LogCleaningAbortedError as exc:
             log.info("Cleaning of %s aborted: %s", lg.topic_partition, exc)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # a corrupt batch, a full disk: leave the log as it is
             if self._is_current(lg):
-                log.exception("Error cleaning log %s: %s", lg.topic_partition, exc)
+                log.exception("Error cleaning log %s; marking it uncleanable: %s", lg.topic_partition, exc)
+                self.manager.mark_uncleanable(lg.topic_partition)
         finally:
             self.manager.done_cleaning(lg, dir_, end_offset if self._is_current(lg) else None)
         return True

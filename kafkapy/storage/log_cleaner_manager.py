@@ -65,6 +65,7 @@ class LogCleanerManager:
         self._lock = threading.Condition()
         self._states: dict[TopicPartition, str] = {}
         self._paused: dict[TopicPartition, int] = {}
+        self.uncleanable: set[TopicPartition] = set()  # Kafka's uncleanable partitions: a pass failed
 
     # --- checkpoints --------------------------------------------------------------------------------
 
@@ -106,7 +107,7 @@ class LogCleanerManager:
             candidates = []
             for lg in self._logs():
                 tp = lg.topic_partition
-                if not lg.config.compact or tp in self._states or len(lg.segments) < 2:
+                if not lg.config.compact or tp in self._states or tp in self.uncleanable or len(lg.segments) < 2:
                     continue
                 first_dirty, first_uncleanable, need_now = cleanable_offsets(lg, checkpoints.get(tp), now)
                 clean_bytes = cleanable_bytes = 0
@@ -133,6 +134,10 @@ class LogCleanerManager:
         with self._lock:
             if self._states.get(lg.topic_partition) == LOG_CLEANING_ABORTED:
                 raise LogCleaningAbortedError(f"Cleaning of {lg.topic_partition} aborted")
+
+    def mark_uncleanable(self, tp: TopicPartition) -> None:
+        with self._lock:
+            self.uncleanable.add(tp)
 
     def done_cleaning(self, lg: Log, dir_: str, end_offset: int | None) -> None:
         """The pass ended; record the new first dirty offset (None: an aborted pass records nothing)."""

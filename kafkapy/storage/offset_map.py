@@ -1,8 +1,9 @@
 """SkimpyOffsetMap: the log cleaner's bounded map from a record key's hash to the latest offset of that key.
 
-Memory layout: one zero-filled bytearray of `log.cleaner.dedupe.buffer.size` bytes seen as int64 slots,
-two per entry: [hash of the key, offset + 1] (offset + 1 so that 0 marks an empty slot and a freshly
-allocated, calloc'ed buffer is an empty map whose pages the OS commits only when touched). Open addressing
+Memory layout: one anonymous mmap of `log.cleaner.dedupe.buffer.size` bytes seen as int64 slots, two per
+entry: [hash of the key, offset + 1] (offset + 1 so that 0 marks an empty slot: a fresh mapping is an
+empty map, and the OS commits its zero pages only when touched, so a broker whose cleaner never runs
+pays nothing). clear() maps a fresh region instead of zeroing the old one. Open addressing
 with linear probing. Like Kafka's map it stores hashes, not keys: two keys with the same 64-bit hash would
 share an entry (Kafka accepts the same risk with MD5). The map counts as full at `load_factor` of its slots
 (`log.cleaner.io.buffer.load.factor`), the point where the cleaner stops adding segments to a pass.
@@ -11,6 +12,8 @@ Thread-safety: none; each cleaner thread owns one map.
 """
 
 from __future__ import annotations
+
+import mmap
 
 __all__ = ["SkimpyOffsetMap", "BYTES_PER_ENTRY"]
 
@@ -22,20 +25,28 @@ class SkimpyOffsetMap:
         self.slots = max(2, memory // BYTES_PER_ENTRY)
         self.load_factor = load_factor
         self.max_entries = max(1, int(self.slots * load_factor))
-        self._buf = bytearray(self.slots * BYTES_PER_ENTRY)
-        self._q = memoryview(self._buf).cast("q")
+        self._mm: mmap.mmap | None = None
+        self._q = memoryview(b"").cast("q")
         self.size = 0
         self.latest_offset = -1
         self.lookups = 0
         self.probes = 0
+        self.clear()
 
     def clear(self) -> None:
-        # A new calloc'ed buffer instead of zeroing: untouched pages stay uncommitted.
         self._q.release()
-        self._buf = bytearray(self.slots * BYTES_PER_ENTRY)
-        self._q = memoryview(self._buf).cast("q")
+        if self._mm is not None:
+            self._mm.close()
+        self._mm = mmap.mmap(-1, self.slots * BYTES_PER_ENTRY)
+        self._q = memoryview(self._mm).cast("q")
         self.size = 0
         self.latest_offset = -1
+
+    def close(self) -> None:
+        self._q.release()
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
 
     @property
     def is_full(self) -> bool:
