@@ -8,6 +8,8 @@ users/clients/ips print `Quota configs for user-principal 'u' are k=v, ...` and
 Alter prints `Completed updating config for topic X.` / `Completed updating default config for brokers
 in the cluster.`. Kafka's argument errors print their bare message (exit 1); other failures
 `Error while executing config command with args '<args>': <error>` (exit 1); flag misuse exits 2.
+--zookeeper host:port[/chroot] (Kafka 2.x, topics/clients/users/brokers): kafkapy/tools/zk_configs.py writes the
+/config znodes and the change notification; text as 2.x (`Completed updating config for entity: topic 't'.`).
 --output json: one document (describe: a list of entity objects; alter: {"completed": ...}).
 Thread-safety: one run per call, main thread.
 """
@@ -78,7 +80,9 @@ def build_parser() -> ToolParser:
     p.add_argument("--ip-defaults", action="store_true", help="The config defaults for all IPs.")
     p.add_argument("--group", metavar="<group>", help="The group's ID.")
     p.add_argument("--client-metrics", metavar="<name>", help="The client metrics config resource name.")
-    p.add_argument("--zookeeper", help=argparse.SUPPRESS)
+    p.add_argument("--zookeeper", metavar="<urls>",
+                   help="DEPRECATED (Kafka 2.x): the ZooKeeper connection string host:port[/chroot]; the entity's "
+                   "/config znode is read and written directly, as Kafka 2.x's ConfigCommand did.")
     p.set_defaults(entity_specs=[], entity_name=None, entity_default=False)
     return p
 
@@ -94,8 +98,6 @@ def entity_names(args: argparse.Namespace) -> list[str]:
 
 def check_args(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """ConfigCommandOptions.checkArgs (usage errors exit 2 with Kafka's wording)."""
-    if args.zookeeper is not None:
-        raise UsageError("--zookeeper is not supported (removed in Kafka 4.0); use --bootstrap-server")
     if args.alter == args.describe:
         raise UsageError("Command must include exactly one action: --describe, --alter")
     if args.describe:
@@ -106,6 +108,8 @@ def check_args(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     dupes = sorted({t for t in types if types.count(t) > 1})
     if dupes:
         raise UsageError("Duplicate entity type(s) specified: " + ",".join(dupes))
+    if args.zookeeper is not None:
+        return check_zookeeper_args(args, types)
     if not args.bootstrap_server and not args.bootstrap_controller:
         raise UsageError("Either --bootstrap-server or --bootstrap-controller must be specified.")
     if args.bootstrap_server and args.bootstrap_controller:
@@ -150,6 +154,55 @@ def check_args(args: argparse.Namespace) -> tuple[list[str], list[str]]:
             raise UsageError("At least one of --add-config, --add-config-file, or --delete-config must be specified "
                              "with --alter")
     return types, names
+
+
+def check_zookeeper_args(args: argparse.Namespace, types: list[str]) -> tuple[list[str], list[str]]:
+    """Kafka 2.x's checks for --zookeeper: one of topics/clients/users/brokers, a name to alter."""
+    from kafkapy.tools.zk_configs import DEFAULT_ENTITY, ZK_ENTITY_TYPES
+
+    if args.bootstrap_server or args.bootstrap_controller:
+        raise UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
+    if len(types) != 1:
+        raise UsageError("Exactly one entity type must be specified with --zookeeper")
+    if types[0] not in ZK_ENTITY_TYPES:
+        raise UsageError(f"Invalid entity type {types[0]}, the entity type must be one of "
+                         f"{', '.join(ZK_ENTITY_TYPES)} with the --zookeeper argument")
+    names = [DEFAULT_ENTITY if n == "" else n for n in entity_names(args)]
+    if args.alter and not names:
+        raise UsageError("An entity name must be specified with --alter of " + types[0])
+    if args.alter and not (args.add_config or args.add_config_file or args.delete_config):
+        raise UsageError("At least one of --add-config, --add-config-file, or --delete-config must be specified "
+                         "with --alter")
+    return types, names
+
+
+def configs_to_add(args: argparse.Namespace) -> dict[str, str]:
+    """--add-config-file entries, then --add-config's on top."""
+    from kafkapy.cli.properties import load_properties
+    from kafkapy.tools import configs as c
+
+    to_add: dict[str, str] = {}
+    if args.add_config_file:
+        to_add.update(load_properties(args.add_config_file))
+    if args.add_config:
+        to_add.update(c.parse_add_config(args.add_config))
+    return to_add
+
+
+def execute_zookeeper(args: argparse.Namespace, out: Any, types: list[str], names: list[str]) -> int:
+    from kafkapy.tools import configs as c
+    from kafkapy.tools import zk_configs
+    from kafkapy.tools.zk_shell_client import ZkShellClient
+
+    with ZkShellClient(args.zookeeper) as zk:
+        if args.alter:
+            line = zk_configs.alter(zk, types[0], names[0], configs_to_add(args),
+                                    c.parse_delete_config(args.delete_config))
+            out.document({"completed": line}) if out.json else out.line(line)
+        else:
+            lines = zk_configs.describe(zk, types[0], names[0] if names else None)
+            out.document(lines) if out.json else out.lines(lines)
+    return 0
 
 
 def entry_line(e: Any) -> str:
@@ -205,6 +258,8 @@ def _json(results: list[Any]) -> list[dict[str, Any]]:
 
 def execute(args: argparse.Namespace, out: Any, argv: list[str]) -> int:
     types, names = check_args(args)
+    if args.zookeeper is not None:
+        return execute_zookeeper(args, out, types, names)
     from kafkapy.cli.properties import load_properties
     from kafkapy.common.errors import KafkaError, UnsupportedVersionError
     from kafkapy.tools import configs as c
@@ -213,11 +268,7 @@ def execute(args: argparse.Namespace, out: Any, argv: list[str]) -> int:
     props = load_properties(args.command_config) if args.command_config else {}
     try:
         if args.alter:
-            to_add: dict[str, str] = {}
-            if args.add_config_file:
-                to_add.update(load_properties(args.add_config_file))
-            if args.add_config:
-                to_add.update(c.parse_add_config(args.add_config))
+            to_add = configs_to_add(args)
             c.validate_keys(to_add)
             to_delete = c.parse_delete_config(args.delete_config)
         admin = admin_client(args.bootstrap_server or args.bootstrap_controller, props)

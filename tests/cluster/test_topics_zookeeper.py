@@ -71,3 +71,48 @@ def test_zookeeper_flag_checks(cluster) -> None:
     r = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "topics", "--list", "--zookeeper", "x:1",
                         "--bootstrap-server", "y:2"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Only one of --bootstrap-server or --zookeeper must be specified" in r.stderr
+
+
+def configs(cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "configs", "--zookeeper", cluster.zk_connect,
+                           *args], capture_output=True, text=True, timeout=120)
+
+
+def test_configs_through_zookeeper_reach_every_broker(cluster) -> None:
+    from kafkapy.client.admin_types import ConfigResource, ConfigResourceType
+
+    assert topics(cluster, "--create", "--topic", "zkc", "--partitions", "1", "--replication-factor", "3"
+                  ).returncode == 0
+    r = configs(cluster, "--alter", "--entity-type", "topics", "--entity-name", "zkc",
+                "--add-config", "retention.ms=3600000,cleanup.policy=[compact,delete]")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "Completed updating config for entity: topic 'zkc'.\n", "")
+    assert cluster.zk_json("/config/topics/zkc") == {
+        "version": 1, "config": {"retention.ms": "3600000", "cleanup.policy": "compact,delete"}}
+    changes = sorted(cluster.zk().get_children("/config/changes"))
+    assert changes and changes[-1].startswith("config_change_")
+    assert cluster.zk_json("/config/changes/" + changes[-1]) == {"version": 2, "entity_path": "topics/zkc"}
+    r = configs(cluster, "--describe", "--entity-type", "topics", "--entity-name", "zkc")
+    assert r.stdout == "Configs for topic 'zkc' are retention.ms=3600000,cleanup.policy=compact,delete\n"
+
+    def applied_everywhere() -> bool:
+        for broker in cluster.brokers.values():
+            admin = cluster.admin(broker.bootstrap)
+            try:
+                res = ConfigResource(ConfigResourceType.TOPIC, "zkc")
+                if admin.describe_configs([res])[res].entries["retention.ms"].value != "3600000":
+                    return False
+            finally:
+                admin.close()
+        return True
+
+    cluster.wait_for(applied_everywhere, what="retention.ms applied by every broker")
+    r = configs(cluster, "--alter", "--entity-type", "topics", "--entity-name", "zkc", "--delete-config",
+                "retention.ms")
+    assert r.returncode == 0
+    assert cluster.zk_json("/config/topics/zkc")["config"] == {"cleanup.policy": "compact,delete"}
+    r = configs(cluster, "--alter", "--entity-type", "clients", "--entity-default", "--add-config",
+                "producer_byte_rate=1024")
+    assert r.stdout == "Completed updating config for entity: default client-id.\n"
+    assert cluster.zk_json("/config/clients/<default>") == {"version": 1, "config": {"producer_byte_rate": "1024"}}
+    r = configs(cluster, "--alter", "--entity-type", "topics", "--entity-name", "nope", "--add-config", "a=b")
+    assert r.returncode == 1
