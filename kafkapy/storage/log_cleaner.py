@@ -124,6 +124,7 @@ class LogCleaner:
         self.manager.check_cleaning_aborted(lg)
 
     def startup(self) -> None:
+        self._shutting_down = False
         for i in range(self.config.num_threads):
             t = CleanerThread(self, i)
             self._threads.append(t)
@@ -136,6 +137,20 @@ class LogCleaner:
         for t in self._threads:
             t.join(30)
         self._threads.clear()
+
+    def reconfigure(self, config: CleanerConfig) -> None:
+        """Dynamic log.cleaner.* broker configs (Kafka's LogCleaner.reconfigure): the I/O rate changes at
+        once; other changes restart the cleaner threads (a pass under way is abandoned and redone)."""
+        old, self.config = self.config, config
+        self.throttler.rate = config.max_io_bytes_per_second
+        if old == config:
+            return
+        running = bool(self._threads)
+        self.shutdown()
+        with self._cleaner_lock:
+            self._cleaner = None
+        if running and config.enable_cleaner:
+            self.startup()
 
     def clean_once(self, cleaner: Cleaner | None = None) -> bool:
         """Clean the filthiest log once; False if no log needed cleaning."""

@@ -260,6 +260,8 @@ class LogManager:
             logs = list(self._logs.items())
         for tp, lg in logs:
             lg.update_config(self._topic_config(tp.topic))
+        if self.cleaner is not None:
+            self.cleaner.reconfigure(CleanerConfig.from_props(self.broker_defaults))
 
     def update_topic_config(self, topic: str, overrides: Mapping[str, Any]) -> None:
         """Apply new topic overrides (AlterConfigs) to the topic's open logs."""

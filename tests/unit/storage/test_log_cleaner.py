@@ -4,6 +4,7 @@ delete horizons, aborted transactions, the offset map bound, checkpoints, and th
 from __future__ import annotations
 
 import os
+import time as wall
 
 import pytest
 
@@ -247,3 +248,77 @@ def test_compacted_topic_refuses_records_without_key(tmp_path, time) -> None:
     assert lg.log_end_offset == 0
     lg.append_as_leader(keyed_batch([(b"k", None)]), 0)  # a tombstone has a key: accepted
     assert lg.log_end_offset == 1
+
+
+def test_log_manager_cleaner_threads_and_dynamic_reconfigure(tmp_path, time) -> None:
+    from kafkapy.common.topic_partition import TopicPartition
+    from kafkapy.storage.log_manager import LogManager
+
+    lm = LogManager([str(tmp_path / "logs")], {"log.cleaner.backoff.ms": "10"}, time)
+    lm.startup()
+    try:
+        cleaner = lm.start_log_cleaner()
+        assert [t.name for t in cleaner._threads] == ["kafka-log-cleaner-thread-0"]
+        lg = lm.get_or_create_log(TopicPartition("t", 0), config(**COMPACT))
+        latest = fill(lg)
+        deadline = wall.monotonic() + 30
+        while len(all_records(lg)) != len(latest) and wall.monotonic() < deadline:
+            wall.sleep(0.02)
+        assert sorted(all_records(lg)) == sorted((off, k, v) for k, (off, v) in latest.items())
+        lm.update_broker_defaults({"log.cleaner.backoff.ms": "10", "log.cleaner.io.max.bytes.per.second": "1000"})
+        assert cleaner.throttler.rate == 1000.0 and len(cleaner._threads) == 1
+        lm.update_broker_defaults({"log.cleaner.backoff.ms": "10", "log.cleaner.threads": "2"})
+        assert [t.name for t in cleaner._threads] == ["kafka-log-cleaner-thread-0", "kafka-log-cleaner-thread-1"]
+        assert cleaner.throttler.rate == float("inf")
+    finally:
+        lm.shutdown()
+    assert not lm.cleaner._threads
+
+
+def control_batches(lg: Log) -> list[int]:
+    return [b.base_offset for seg in lg.segments for b in MemoryRecords(seg.log.read(0, seg.size)).batches()
+            if b.is_control_batch]
+
+
+def test_commit_marker_removed_after_its_data_and_delete_horizon(tmp_path, time) -> None:
+    lg = open_compacted(tmp_path, time)
+    lg.append_as_leader(keyed_batch([(b"a", b"in-txn")], producer_id=8, producer_epoch=0, base_sequence=0,
+                                    is_transactional=True), 0)
+    lg.append_as_leader(build_end_txn_marker_batch(ControlRecordType.COMMIT, 8, 0, 0, START_MS), 0,
+                        origin="coordinator")
+    lg.append_as_leader(keyed_batch([(b"a", b"newer"), (b"b", b"1")]), 0)
+    lg.roll()
+    lg.update_high_watermark(lg.log_end_offset)  # the transaction is complete below the HW: stable
+    time.advance(10)
+    assert lg.remove_expired_producers(time.milliseconds(), 1) == 1  # producer 8 is gone
+    cleaner = make_cleaner(lg, time)
+    assert cleaner.clean_once()
+    # The transaction's data went; its marker stays until its delete horizon (now + delete.retention.ms).
+    assert all_records(lg) == [(2, b"a", b"newer"), (3, b"b", b"1")]
+    assert control_batches(lg) == [1]
+    time.advance(1001)
+    lg.append_as_leader(keyed_batch([(b"c", b"1")]), 0)
+    lg.roll()
+    lg.update_high_watermark(lg.log_end_offset)
+    assert cleaner.clean_once()
+    assert control_batches(lg) == []
+    assert all_records(lg) == [(2, b"a", b"newer"), (3, b"b", b"1"), (4, b"c", b"1")]
+
+
+def test_compact_delete_policy_also_applies_retention(tmp_path) -> None:
+    # Retention of a cleaned-out (empty) segment falls back to its file's mtime: use a clock near the real one.
+    time = MockTime(int(wall.time() * 1000))
+    lg = open_compacted(tmp_path, time, cleanup_policy="compact,delete", retention_ms=60_000)
+    now = time.milliseconds()
+    for r in range(10):
+        lg.append_as_leader(keyed_batch([(b"key-%d" % k, b"old-%d" % r) for k in range(10)], ts=now), 0)
+    lg.roll()
+    assert make_cleaner(lg, time).clean_once()
+    assert len(all_records(lg)) == 10
+    time.advance(120_000)
+    info = lg.append_as_leader(keyed_batch([(b"key-1", b"new")], ts=time.milliseconds()), 0)
+    lg.roll()
+    from kafkapy.storage.log_retention import delete_old_segments
+
+    assert delete_old_segments(lg, time.milliseconds()) > 0
+    assert all_records(lg) == [(info.first_offset, b"key-1", b"new")]
