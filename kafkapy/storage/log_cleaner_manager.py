@@ -103,9 +103,10 @@ class LogCleanerManager:
         """The dirtiest log eligible for cleaning, marked in progress; None if none needs it."""
         now = self.time.milliseconds()
         checkpoints = self.all_cleaner_checkpoints()
+        logs = self._logs()  # outside our lock: the LogManager may call in (abort) holding its own
         with self._lock:
             candidates = []
-            for lg in self._logs():
+            for lg in logs:
                 tp = lg.topic_partition
                 if not lg.config.compact or tp in self._states or tp in self.uncleanable or len(lg.segments) < 2:
                     continue

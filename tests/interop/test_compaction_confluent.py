@@ -237,3 +237,22 @@ def test_null_key_produce_response_carries_kafkas_record_errors(broker, wire_cli
     assert part.error_message == ("One or more records have been rejected due to 1 record errors in total, and "
                                   f"only showing the first three errors at most: [RecordError(batchIndex=1, "
                                   f"message='{msg}')]")
+
+
+def test_kafka_python_reads_the_same_compacted_log(broker) -> None:
+    kafka = pytest.importorskip("kafka")
+    expected = consume_all(broker.bootstrap, "confluent-view")
+    consumer = kafka.KafkaConsumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                                   enable_auto_commit=False, group_id=None, consumer_timeout_ms=5000)
+    try:
+        tp = kafka.TopicPartition(TOPIC, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        seen = []
+        for msg in consumer:
+            seen.append((msg.offset, msg.key, msg.value))
+            if msg.offset >= expected[-1][0]:
+                break
+    finally:
+        consumer.close()
+    assert seen == expected
