@@ -2,8 +2,9 @@
 PreferredReplicaLeaderElectionCommand), delegating to leader-election's logic.
 
 Prints Kafka's deprecation line first (stdout; stderr with --output json), then the election lines of
-tools/preferred_replica_election.py. Flags: exactly one of --bootstrap-server | --zookeeper (the ZooKeeper
-path, which wrote /admin/preferred_replica_election, is not supported: a one-line error),
+tools/preferred_replica_election.py. Flags: exactly one of --bootstrap-server | --zookeeper (Kafka 2.x's path:
+writes /admin/preferred_replica_election and prints `Created preferred replica election path with t-0,t-1`
+and `Successfully started preferred replica election for partitions Set(t-0, t-1)`),
 --path-to-json-file (default: all partitions), --admin.config (or --command-config, as every tool; only with
 --bootstrap-server).
 Failures: `N preferred replica(s) could not be elected` on stderr, exit 1; usage errors exit 2.
@@ -60,8 +61,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         except le.LeaderElectionError as e:
             raise ToolError(str(e)) from e
     if args.zookeeper is not None:
-        raise ToolError("--zookeeper is not supported by kafkapy's preferred-replica-election (the ZooKeeper path "
-                        "was removed from Kafka); use --bootstrap-server")
+        return elect_through_zookeeper(args.zookeeper, partitions, out)
     props = load_properties(args.admin_config) if args.admin_config else {}
     props["request.timeout.ms"] = str(pre.REQUEST_TIMEOUT_MS)
     props["default.api.timeout.ms"] = str(pre.DEFAULT_API_TIMEOUT_MS)
@@ -73,6 +73,26 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         raise ToolError(e.message) from e  # Kafka 2.x let these escape main(): keep kafkapy's "Error:" line
     except ToolFailure as e:
         raise ToolError(str(e)) from e
+
+
+def elect_through_zookeeper(connect: str, partitions: Any, out: Any) -> int:
+    """Kafka 2.x's ZooKeeper path: write /admin/preferred_replica_election for the controller to act on."""
+    from kafkapy.tools import ToolFailure
+    from kafkapy.tools.zk_admin import ZkAdmin
+
+    admin = ZkAdmin(connect)
+    try:
+        if partitions is None:
+            partitions = admin.all_partitions()
+        admin.create_preferred_replica_election(partitions)
+    except ToolFailure as e:
+        raise ToolError(str(e)) from e
+    finally:
+        admin.close()
+    names = [str(tp) for tp in partitions]
+    out.line("Created preferred replica election path with " + ",".join(names))
+    out.line("Successfully started preferred replica election for partitions Set(" + ", ".join(names) + ")")
+    return 0
 
 
 def main(argv: list[str]) -> int:

@@ -102,6 +102,8 @@ def build_parser() -> ToolParser:
     flag("additional", "Execute this reassignment in addition to any other ongoing ones. This option can also be "
          "used to change the throttle of an ongoing reassignment.")
     flag("preserve-throttles", "Do not modify broker or topic throttles.")
+    opt("zookeeper", "<urls>", "DEPRECATED (Kafka 2.x): the ZooKeeper connection string host:port[/chroot] "
+        "instead of --bootstrap-server; --execute writes /admin/reassign_partitions as Kafka 2.x did.")
     return p
 
 
@@ -115,13 +117,18 @@ def validate(args: argparse.Namespace) -> str:
     if len(actions) != 1:
         raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in ACTIONS))
     action = actions[0]
-    if args.bootstrap_server is None:
+    if args.bootstrap_server is None and args.zookeeper is None:
         raise UsageError("Please specify --bootstrap-server")
+    if args.zookeeper is not None:
+        if args.bootstrap_server is not None:
+            raise UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
+        if action in ("cancel", "list"):
+            raise UsageError(f'Option "[zookeeper]" can\'t be used with action "[{action}]"')
     for name in REQUIRED[action]:
         if _value(args, name) is None:
             raise UsageError(f'Missing required argument "[{name}]"')
     for name in args.given:
-        if name != action and name not in REQUIRED[action] and name not in PERMITTED[action]:
+        if name != action and name not in REQUIRED[action] and name not in PERMITTED[action] + ("zookeeper",):
             raise UsageError(f'Option "[{name}]" can\'t be used with action "[{action}]"')
     return action
 
@@ -314,18 +321,25 @@ def execute(args: argparse.Namespace, out: Any) -> int:
             renderers[action](result, out)
 
     admin = None
+    if args.zookeeper is not None:  # Kafka 2.x's path: the same actions over the znodes
+        from kafkapy.tools.zk_admin import ZkAdmin
+
+        connect = args.zookeeper
+        make_admin: Any = lambda _bootstrap, _props: ZkAdmin(connect)  # noqa: E731
+    else:
+        make_admin = admin_client
     try:
         if action == "generate":
             topics_json = _read(args.topics_to_move_json_file)
-            admin = admin_client(args.bootstrap_server, props)
+            admin = make_admin(args.bootstrap_server, props)
             result = rp.generate_assignment(admin, topics_json, args.broker_list, not args.disable_rack_aware)
         elif action == "list":
-            admin = admin_client(args.bootstrap_server, props)
+            admin = make_admin(args.bootstrap_server, props)
             render_list(rp.list_reassignments(admin), out)
             return 0
         else:
             text = _read(json_file)
-            admin = admin_client(args.bootstrap_server, props)
+            admin = make_admin(args.bootstrap_server, props)
             if action == "execute":
                 result = rp.execute_assignment(admin, text, args.additional, throttle, log_dir_throttle, timeout_ms)
             elif action == "verify":

@@ -9,6 +9,8 @@ Znodes (Kafka's layout and JSON):
   /brokers/topics/<t>/partitions/<p>/state   {"leader":1,"isr":[1,2],...} (read: Leader / Isr)
   /config/topics/<t>                         {"version":1,"config":{...}} (written before the topic)
   /admin/delete_topics/<t>                   a deletion request for the controller
+  /admin/reassign_partitions                 {"version":1,"partitions":[{"topic","partition","replicas"}]}
+  /config/<topics|brokers>/<name>            throttle configs, through kafkapy.tools.zk_configs
 Placement is Kafka's AdminUtils algorithm (kafkapy.common.replica_assignment).
 Thread-safety: one ZkAdmin per thread.
 """
@@ -46,10 +48,13 @@ from kafkapy.common.replica_assignment import (
     apply_rack_aware_mode,
     assign_replicas_to_brokers,
 )
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.types import uuid_from_str, uuid_to_str
 from kafkapy.tools.zk_shell_client import ZkShellClient, ZkShellError
 
 ZERO_UUID = uuid.UUID(int=0)
+REASSIGN_PATH = "/admin/reassign_partitions"
+PREFERRED_PATH = "/admin/preferred_replica_election"
 DEFAULT_PARTITIONS = 1  # Kafka 2.x TopicCommand required --partitions with --zookeeper; num.partitions default
 DEFAULT_REPLICATION_FACTOR = 1
 
@@ -108,7 +113,7 @@ class ZkAdmin:
             out[name] = TopicListing(name, topic_id, is_internal_topic(name))
         return out
 
-    def describe_topics(self, topics: list[str]) -> dict[str, TopicDescription]:
+    def describe_topics(self, topics: list[str], raise_errors: bool = True) -> dict[str, TopicDescription]:
         live = {b.id: b for b in self._brokers()}
 
         def node(broker_id: int) -> Node:
@@ -116,7 +121,13 @@ class ZkAdmin:
 
         out = {}
         for name in topics:
-            data, assignment = self._assignment(name)
+            try:
+                data, assignment = self._assignment(name)
+            except UnknownTopicOrPartitionError as e:
+                if raise_errors:
+                    raise
+                out[name] = TopicDescription(name, False, [], ZERO_UUID, e)
+                continue
             partitions = []
             for p in sorted(assignment):
                 state = self._get_json(f"/brokers/topics/{name}/partitions/{p}/state") or {}
@@ -144,9 +155,30 @@ class ZkAdmin:
         cluster_id = (self._get_json("/cluster/id") or {}).get("id")
         return ClusterDescription(cluster_id, by_id.get(controller), nodes)
 
-    def list_partition_reassignments(self, tps: list[Any]) -> dict[Any, PartitionReassignment]:
-        out = {}
+    def all_partitions(self) -> list[TopicPartition]:
+        return [TopicPartition(t, p) for t in sorted(self._children("/brokers/topics"))
+                for p in sorted(int(x) for x in (self._get_json(f"/brokers/topics/{t}") or {}).get("partitions", {}))]
+
+    def _reassign_request(self) -> dict[TopicPartition, list[int]]:
+        data = self._get_json(REASSIGN_PATH) or {}
+        return {TopicPartition(p["topic"], p["partition"]): list(p["replicas"]) for p in data.get("partitions", [])}
+
+    def list_partition_reassignments(self, tps: list[Any] | None = None) -> dict[Any, PartitionReassignment]:
+        """Partitions with adding/removing replicas in their topic znode, plus those still listed in
+        /admin/reassign_partitions (the controller has not picked them up yet)."""
+        requested = self._reassign_request()
+        if tps is None:
+            tps = self.all_partitions()
+        out: dict[Any, PartitionReassignment] = {}
         for tp in tps:
+            if tp in requested:
+                current = (self._get_json(f"/brokers/topics/{tp.topic}") or {}).get("partitions", {})
+                replicas = list(current.get(str(tp.partition), []))
+                target = requested[tp]
+                out[tp] = PartitionReassignment(replicas + [r for r in target if r not in replicas],
+                                                [r for r in target if r not in replicas],
+                                                [r for r in replicas if r not in target])
+                continue
             data = self._get_json(f"/brokers/topics/{tp.topic}") or {}
             adding = data.get("adding_replicas", {}).get(str(tp.partition), [])
             removing = data.get("removing_replicas", {}).get(str(tp.partition), [])
@@ -155,6 +187,36 @@ class ZkAdmin:
         return out
 
     # --- writes --------------------------------------------------------------------------------------
+
+    def alter_partition_reassignments(self, targets: dict[Any, list[int] | None]) -> dict[Any, Exception | None]:
+        """Kafka 2.x's ZooKeeper reassignment: one /admin/reassign_partitions request at a time."""
+        if any(replicas is None for replicas in targets.values()):
+            raise ZkShellError("Cancelling a reassignment needs --bootstrap-server (Kafka 2.x's ZooKeeper path "
+                               "cannot cancel)")
+        if self.zk.exists(REASSIGN_PATH) is not None:
+            raise ZkShellError("There is an existing assignment running.")
+        doc = {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition, "replicas": list(r or [])}
+                                            for tp, r in targets.items()]}
+        self.zk.create(REASSIGN_PATH, _encode(doc), make_parents=True)
+        return dict.fromkeys(targets)
+
+    def incremental_alter_configs(self, changes: dict[ConfigResource, list[Any]]) -> None:
+        from kafkapy.client.admin_types import AlterConfigOpType, ConfigResourceType
+        from kafkapy.tools.zk_configs import write_configs
+
+        kinds = {ConfigResourceType.TOPIC: "topics", ConfigResourceType.BROKER: "brokers"}
+        for res, ops in changes.items():
+            to_set = {op.name: op.value for op in ops if op.op == AlterConfigOpType.SET}
+            to_delete = [op.name for op in ops if op.op == AlterConfigOpType.DELETE]
+            write_configs(self.zk, kinds[res.type], res.name or "<default>", to_set, to_delete)
+
+    def create_preferred_replica_election(self, partitions: list[TopicPartition]) -> None:
+        """Kafka 2.x's PreferredReplicaLeaderElectionCommand: one /admin/preferred_replica_election at a time."""
+        if self.zk.exists(PREFERRED_PATH) is not None:
+            raise ZkShellError("Preferred replica leader election currently in progress for "
+                               + ", ".join(map(str, partitions)) + ". Aborting operation")
+        doc = {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in partitions]}
+        self.zk.create(PREFERRED_PATH, _encode(doc), make_parents=True)
 
     def create_topics(self, topics: list[NewTopic]) -> None:
         for t in topics:

@@ -43,6 +43,13 @@ def alter(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[str, str]
     missing = [k for k in to_delete if k not in read_configs(zk, entity_type, name) and k not in to_add]
     if missing:
         raise ToolFailure(f"Invalid config(s): {','.join(missing)}")
+    write_configs(zk, entity_type, name, to_add, to_delete)
+    return f"Completed updating config for entity: {entity_text(entity_type, name)}."
+
+
+def write_configs(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[str, str],
+                  to_delete: list[str]) -> None:
+    """Apply the change to /config/<type>/<name> and announce it with a config_change_<seq> znode."""
     configs = read_configs(zk, entity_type, name)
     configs.update(to_add)
     for key in to_delete:
@@ -55,7 +62,6 @@ def alter(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[str, str]
         zk.set(path, data)
     change = json.dumps({"version": 2, "entity_path": f"{entity_type}/{name}"}, separators=(",", ":")).encode()
     zk.create(CHANGE_PREFIX, change, sequential=True, make_parents=True)
-    return f"Completed updating config for entity: {entity_text(entity_type, name)}."
 
 
 def describe(zk: ZkShellClient, entity_type: str, name: str | None) -> list[str]:

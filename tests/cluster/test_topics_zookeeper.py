@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -116,3 +117,61 @@ def test_configs_through_zookeeper_reach_every_broker(cluster) -> None:
     assert cluster.zk_json("/config/clients/<default>") == {"version": 1, "config": {"producer_byte_rate": "1024"}}
     r = configs(cluster, "--alter", "--entity-type", "topics", "--entity-name", "nope", "--add-config", "a=b")
     assert r.returncode == 1
+
+
+def tool(cluster, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafkapy.cli.main", name, "--zookeeper", cluster.zk_connect,
+                           *args], capture_output=True, text=True, timeout=120)
+
+
+def test_reassign_and_preferred_election_through_zookeeper(cluster, tmp_path) -> None:
+    from confluent_kafka import Consumer, Producer
+
+    assert topics(cluster, "--create", "--topic", "zkr", "--replica-assignment", "0").returncode == 0
+    cluster.wait_for(lambda: cluster.describe("zkr").get(0, (None,))[0] == 0, what="zkr led by broker 0")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(200):
+        producer.produce("zkr", value=b"r%d" % i)
+    assert producer.flush(30) == 0
+
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"zkr","partition":0,"replicas":[1,2]}]}')
+    r = tool(cluster, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan),
+             "--throttle", "50000000")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-2:] == ["The inter-broker throttle limit was set to 50000000 B/s",
+                                          "Successfully started partition reassignment for zkr-0"]
+    assert '"replicas":[0]' in r.stdout  # the rollback plan: the current assignment
+    assert cluster.zk_json("/config/topics/zkr")["config"]["leader.replication.throttled.replicas"] == "0:0"
+
+    def verified() -> str | None:
+        out = tool(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", str(plan)).stdout
+        return out if "Reassignment of partition zkr-0 is completed." in out else None
+
+    out = cluster.wait_for(verified, timeout_s=90, what="reassignment completed")
+    assert "Clearing broker-level throttles on brokers" in out and "Clearing topic-level throttles on topic zkr" in out
+    assert "leader.replication.throttled.replicas" not in cluster.zk_json("/config/topics/zkr")["config"]
+    assert cluster.zk_json("/brokers/topics/zkr")["partitions"] == {"0": [1, 2]}
+    cluster.wait_for(lambda: cluster.describe("zkr")[0][0] == 1, what="broker 1 leads zkr-0")
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "zkr", "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe(["zkr"])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(values) < 200 and time.monotonic() < deadline:
+            values += [m.value() for m in consumer.consume(200, 1.0) if m.error() is None]
+    finally:
+        consumer.close()
+    assert values == [b"r%d" % i for i in range(200)]
+
+    r = tool(cluster, "preferred-replica-election")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405"
+    assert lines[1].startswith("Created preferred replica election path with ") and "zkr-0" in lines[1]
+    assert lines[2].startswith("Successfully started preferred replica election for partitions Set(")
+    # the controller acts on the request and removes the znode
+    cluster.wait_for(lambda: cluster.zk().exists("/admin/preferred_replica_election") is None,
+                     what="election request consumed")
+    r = tool(cluster, "reassign-partitions", "--cancel", "--reassignment-json-file", str(plan))
+    assert r.returncode == 2
