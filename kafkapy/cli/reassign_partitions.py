@@ -12,6 +12,9 @@ Text output is Kafka's, line for line (including its blank line after the verify
 missing newline after "None of the specified partition moves are active." on --cancel). Failures: one
 line on stderr, exit 1: Kafka's TerseExceptions bare ("Error reassigning partition(s): t-0: ..."), others
 "Error: <message>" (cluster errors as Java names them); what was done before a failure is printed first.
+On a terminal, --execute then shows a live progress view (bytes copied per partition, rate, ETA; Ctrl-C stops
+watching) and --verify of an ongoing reassignment watches it finish before its report (which then clears
+the throttles); piped or with KAFKAPY_PLAIN=1 the output is Kafka's text only.
 --output json: one document per action ({"currentAssignment", "proposedAssignment"} for --generate, whose
 values are reassignment-JSON documents; see the result classes in kafkapy/tools/reassign_partitions.py).
 Thread-safety: one run per call, main thread.
@@ -321,6 +324,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
             renderers[action](result, out)
 
     admin = None
+    shown = False
     if args.zookeeper is not None:  # Kafka 2.x's path: the same actions over the znodes
         from kafkapy.tools.zk_admin import ZkAdmin
 
@@ -340,10 +344,22 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         else:
             text = _read(json_file)
             admin = make_admin(args.bootstrap_server, props)
+            live = out.rich and hasattr(admin, "describe_log_dirs")  # a terminal: the live progress view
             if action == "execute":
                 result = rp.execute_assignment(admin, text, args.additional, throttle, log_dir_throttle, timeout_ms)
+                if live and result.started:
+                    show(result)
+                    shown = True
+                    from kafkapy.cli.reassign_progress_view import watch_progress
+
+                    watch_progress(admin, result.started, out)
             elif action == "verify":
                 result = rp.verify_assignment(admin, text, args.preserve_throttles)
+                if live and result.partitions_ongoing:
+                    from kafkapy.cli.reassign_progress_view import watch_progress
+
+                    if watch_progress(admin, list(result.partitions), out):  # done: verify again, clear throttles
+                        result = rp.verify_assignment(admin, text, args.preserve_throttles)
             else:
                 result = rp.cancel_assignment(admin, text, args.preserve_throttles, timeout_ms)
     except (ToolFailure, KafkaError) as e:
@@ -354,7 +370,8 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     finally:
         if admin is not None:
             admin.close()
-    show(result)
+    if not shown:
+        show(result)
     return 0
 
 
