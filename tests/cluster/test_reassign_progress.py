@@ -28,19 +28,24 @@ def reassign(cluster, *args: str, terminal: bool) -> subprocess.CompletedProcess
                            cluster.bootstrap, *args], capture_output=True, text=True, env=env, timeout=180)
 
 
-def test_execute_on_a_terminal_shows_live_progress(cluster, tmp_path) -> None:
+def load_topic_on_broker_0(cluster, topic: str, records: int) -> None:
+    """A one-partition topic on broker 0 holding `records` uncompressed 10 kB records."""
     from confluent_kafka import Producer
 
     admin = cluster.admin()
     try:
-        admin.create_topics([NewTopic("mv", replica_assignment={0: [0]})])
+        admin.create_topics([NewTopic(topic, replica_assignment={0: [0]})])
     finally:
         admin.close()
-    cluster.wait_for(lambda: cluster.describe("mv").get(0, (None,))[0] == 0, what="mv led by broker 0")
+    cluster.wait_for(lambda: cluster.describe(topic).get(0, (None,))[0] == 0, what=f"{topic} led by broker 0")
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "compression.type": "none"})
-    for i in range(400):
-        producer.produce("mv", value=bytes([i % 251]) * 10_000)
+    for i in range(records):
+        producer.produce(topic, value=bytes([i % 251]) * 10_000)
     assert producer.flush(30) == 0
+
+
+def test_execute_on_a_terminal_shows_live_progress(cluster, tmp_path) -> None:
+    load_topic_on_broker_0(cluster, "mv", 400)
 
     plan = tmp_path / "plan.json"
     plan.write_text('{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[1,2]}]}')
@@ -64,18 +69,7 @@ def test_execute_on_a_terminal_shows_live_progress(cluster, tmp_path) -> None:
 
 
 def test_cancel_restores_the_old_assignment(cluster, tmp_path) -> None:
-    from confluent_kafka import Producer
-
-    admin = cluster.admin()
-    try:
-        admin.create_topics([NewTopic("cx", replica_assignment={0: [0]})])
-    finally:
-        admin.close()
-    cluster.wait_for(lambda: cluster.describe("cx").get(0, (None,))[0] == 0, what="cx led by broker 0")
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "compression.type": "none"})
-    for i in range(300):
-        producer.produce("cx", value=bytes([i % 251]) * 10_000)
-    assert producer.flush(30) == 0
+    load_topic_on_broker_0(cluster, "cx", 300)
     plan = tmp_path / "plan.json"
     plan.write_text('{"version":1,"partitions":[{"topic":"cx","partition":0,"replicas":[1,2]}]}')
     # 3 MB at 20 kB/s: still copying when cancelled
