@@ -13,6 +13,7 @@ Thread-safety: one ZkShellClient per thread (kazoo's client is thread-safe; this
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -27,6 +28,10 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafkapy.tools import ToolFailure
+
+# kazoo logs retried connection drops as warnings; without a handler Python prints them on stderr, which would
+# add "Connection dropped: ..." to a tool's output (zkCli's own reconnects are silent too).
+logging.getLogger("kazoo").addHandler(logging.NullHandler())
 
 
 class ZkShellError(ToolFailure):
