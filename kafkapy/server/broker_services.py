@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kafkapy.server.network.socket_server import SocketServer
     from kafkapy.server.purgatory.delayed_controller_operation import DelayedControllerOperation
     from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
+    from kafkapy.server.quota.quota_managers import QuotaManagers
     from kafkapy.server.replica_manager import ReplicaManager
     from kafkapy.storage.log_manager import LogManager
 
@@ -46,6 +47,8 @@ class BrokerServices:
     # the server did not set one (apis/producer_ids.producer_id_manager).
     producer_id_manager: ProducerIdManager | None = None
     socket_server: SocketServer | None = None
+    # Client quotas (produce / fetch bytes, request time); None until the broker has built them.
+    quotas: QuotaManagers | None = None
     broker_id: int = 0
     # Kafka's broker epoch: the czxid of this broker's /brokers/ids registration (cluster mode; -1 embedded).
     broker_epoch: int = -1

@@ -89,6 +89,9 @@ class ClusterMode:
             if data is None:
                 continue
             entity_type, entity_name = zk_data.decode_config_change(data)
+            quotas = self.server.services.quotas if self.server.services is not None else None
+            if entity_type in ("users", "clients") and quotas is not None:
+                quotas.reload()  # client quotas (ClientQuotaManager)
             if entity_type not in ("topics", "brokers") or not entity_name:
                 continue
             configs = self.store.get_entity_config(entity_type, entity_name)

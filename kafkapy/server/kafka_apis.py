@@ -14,6 +14,7 @@ its own beyond the immutable registry.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import KafkaError, UnknownServerError
@@ -64,6 +65,7 @@ class KafkaApis:
                         self.request_classes[header.api_key].NAME, header.api_version, e)
             self.channel.close_connection(request)
             return
+        start_ns = time.perf_counter_ns()
         try:
             result = spec.handler(ctx, body)
         except KafkaError as e:
@@ -72,6 +74,7 @@ class KafkaApis:
             log.exception("Error handling %s v%d from %s", self.request_classes[header.api_key].NAME,
                           header.api_version, ctx.client_id)
             result = self._error_response(spec, body, header.api_version, UnknownServerError.code)
+        ctx.handler_ns = time.perf_counter_ns() - start_ns
         if result is DEFERRED:
             return
         if result is NO_RESPONSE or result is None:

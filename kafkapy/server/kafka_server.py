@@ -45,6 +45,7 @@ from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
 from kafkapy.server.purgatory import DelayedOperationPurgatory
+from kafkapy.server.quota.quota_managers import QuotaManagers
 from kafkapy.server.replica_manager import ReplicaManager, effective_broker_configs
 from kafkapy.storage.log_cleaner import CleanerConfig
 from kafkapy.storage.log_manager import LogManager
@@ -234,6 +235,8 @@ class KafkaServer:
             advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
             socket_server=self.socket_server, broker_epoch=self.broker_epoch,
             topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id))
+        self.services.quotas = QuotaManagers(self.store, config.get_int("quota.window.num"),
+                                             config.get_int("quota.window.size.seconds"), time)
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this
         # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.
         self.services.group_coordinator = create_group_coordinator(self.services)

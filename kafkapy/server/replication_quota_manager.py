@@ -5,9 +5,8 @@ replicas it applies to from the topic configs `leader.replication.throttled.repl
 `follower.replication.throttled.replicas` ("partition:brokerId,..." or "*"), which reassign-partitions
 --throttle sets on the moving replicas.
 
-The rate is Kafka's sampled Rate: `replication.quota.window.num` windows of
-`replication.quota.window.size.seconds` each; rate = bytes in the live windows / the time they span (at
-least all but one full window, so a burst after idling is not judged over a tiny interval). The quota
+The rate is Kafka's sampled Rate (quota/sampled_rate.py): `replication.quota.window.num` windows of
+`replication.quota.window.size.seconds` each. The quota
 is exceeded when that rate is above the configured bound. Throttled partitions are only held back, never
 failed: the leader answers them with no records, the follower leaves them out of its fetch.
 No byte format. Thread-safety: one lock around the samples; the rate may change at any time.
@@ -16,10 +15,10 @@ No byte format. Thread-safety: one lock around the samples; the rate may change 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Iterable
 
 from kafkapy.common.time import SYSTEM, Time
+from kafkapy.server.quota.sampled_rate import SampledRate
 
 UNLIMITED = (1 << 63) - 1  # Kafka's Long.MaxValue: no throttle
 ALL_REPLICAS = "*"
@@ -51,9 +50,7 @@ class ReplicationQuotaManager:
         self._time = time
         self._lock = threading.Lock()
         self._bound = bound_bytes_per_s
-        self._num_windows = max(2, num_windows)
-        self._window_ms = max(1, window_size_s) * 1000
-        self._samples: deque[list[int]] = deque()  # [window start ms, bytes]
+        self._rate = SampledRate(num_windows, max(1, window_size_s) * 1000)
 
     @property
     def bound(self) -> int:
@@ -71,30 +68,13 @@ class ReplicationQuotaManager:
             return
         now = self._time.milliseconds()
         with self._lock:
-            self._purge(now)
-            samples = self._samples
-            if samples and now < samples[-1][0] + self._window_ms:
-                samples[-1][1] += nbytes
-            else:
-                samples.append([now, nbytes])
-
-    def _purge(self, now: int) -> None:
-        # Kafka's SampledStat: a sample expires num_windows windows after it started.
-        expire_age = self._num_windows * self._window_ms
-        samples = self._samples
-        while samples and now - samples[0][0] >= expire_age:
-            samples.popleft()
+            self._rate.record(nbytes, now)
 
     def rate(self) -> float:
         """Bytes per second over the sampled windows."""
         now = self._time.milliseconds()
         with self._lock:
-            self._purge(now)
-            if not self._samples:
-                return 0.0
-            total = sum(s[1] for s in self._samples)
-            elapsed = max(now - self._samples[0][0], (self._num_windows - 1) * self._window_ms)
-        return total * 1000.0 / elapsed
+            return self._rate.rate(now)
 
     def is_quota_exceeded(self) -> bool:
         if self._bound >= UNLIMITED:

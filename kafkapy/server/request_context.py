@@ -27,6 +27,8 @@ class RequestContext:
     header: RequestHeader
     channel: RequestChannel
     server: BrokerServices
+    handler_ns: int = 0  # the handler thread's time on this request (the request quota)
+    quota_exempt: bool = False  # a follower's Fetch: not a client's bytes
 
     @property
     def api_version(self) -> int:
@@ -47,7 +49,14 @@ class RequestContext:
 
     def respond(self, body: Message) -> None:
         chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id, body)
-        self.channel.send_response(self.request, chunks)
+        quotas = self.server.quotas
+        throttle = quotas.throttle_ms(self, chunks, self.handler_ns) if quotas is not None else 0
+        if throttle > 0 and hasattr(body, "throttle_time_ms"):
+            if throttle > body.throttle_time_ms:
+                body.throttle_time_ms = throttle
+                chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id,
+                                         body)
+        self.channel.send_response(self.request, chunks, throttle)
 
     def no_response(self) -> None:
         self.channel.send_response(self.request, None)

@@ -95,6 +95,7 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
         replica_epoch = state.replica_epoch if state is not None else -1
     else:
         replica_id, replica_epoch = request.replica_id, -1
+    ctx.quota_exempt = replica_id >= 0  # replication has its own throttle (ReplicationQuotaManager)
     max_bytes = min(request.max_bytes, services.config.get_int("fetch.max.bytes"))
     params = FetchParams(
         replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=min(request.min_bytes, max_bytes),

@@ -61,6 +61,7 @@ HANDLER_MODULES = (
     "leader_and_isr",
     "sasl_authentication",
     "scram_credentials",
+    "client_quotas",
     "transactions",
 )
 

@@ -46,7 +46,7 @@ class KafkaChannel:
     __slots__ = (
         "sock", "fd", "connection_id", "address", "lock", "size_buf", "size_read", "frame", "frame_view",
         "frame_read", "pending", "muted", "handed_over", "send_queue", "send_offset", "last_active_ms", "closed",
-        "tls", "principal", "close_after_send", "sasl",
+        "tls", "principal", "close_after_send", "sasl", "unmute_at_ms",
     )  # fmt: skip
 
     def __init__(
@@ -78,6 +78,8 @@ class KafkaChannel:
         self.principal: KafkaPrincipal = ANONYMOUS
         self.close_after_send = False  # the response in flight is the last one (failed authentication)
         self.sasl = sasl  # SASL listeners: the authentication state; its principal wins over `principal`
+        # A quota throttle: once the response is written the connection stays muted until then (hi-res ms).
+        self.unmute_at_ms = 0
 
     def write(self) -> bool:
         """Write queued chunks until the queue is empty (True) or the socket is full (False).

@@ -67,6 +67,7 @@ class Response:
     chunks: Sequence[Chunk] | None
     action: int = SEND
     delay_ms: int = 0  # held back by the Processor this long first (connection.failed.authentication.delay.ms)
+    throttle_ms: int = 0  # a quota throttle: sent at once, then the connection stays muted this long
 
 
 class ResponseSink(Protocol):
@@ -200,10 +201,11 @@ class RequestChannel:
 
     # -- responses ------------------------------------------------------------------------------
 
-    def send_response(self, request: Request, chunks: Sequence[Chunk] | None) -> None:
+    def send_response(self, request: Request, chunks: Sequence[Chunk] | None, throttle_ms: int = 0) -> None:
         """Send `chunks` (the whole response, size prefix included) on the request's connection, or,
-        with None, send nothing and resume reading (acks=0)."""
-        self._route(Response(request, chunks, SEND if chunks is not None else NOOP))
+        with None, send nothing and resume reading (acks=0); with `throttle_ms` the connection is read
+        again only that long after (Kafka's quota throttle: the channel is muted, no thread waits)."""
+        self._route(Response(request, chunks, SEND if chunks is not None else NOOP, 0, throttle_ms))
 
     def send_final_response(self, request: Request, chunks: Sequence[Chunk] | None, delay_ms: int = 0) -> None:
         """Send `chunks` (or nothing) after `delay_ms`, then close the connection; the connection stays

@@ -43,6 +43,7 @@ through deques plus a socketpair wakeup, written only while the Processor may be
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import logging
 import select
@@ -141,6 +142,9 @@ class Processor:
         # (due hi-res ms, response) held back by send_final_response's delay; appended from any thread,
         # released by the Processor thread. One delay per listener, so due times are in append order.
         self._delayed: deque[tuple[int, Response]] = deque()
+        # (unmute hi-res ms, seq, connection id) of connections muted by a quota throttle (this thread only).
+        self._throttled: list[tuple[int, int, str]] = []
+        self._throttle_seq = itertools.count()
         self._sasl_max_receive = security.sasl_max_receive_size if security is not None else max_request_size
         self._channels: dict[str, KafkaChannel] = {}
         self._by_fd: dict[int, KafkaChannel] = {}
@@ -181,6 +185,8 @@ class Processor:
             ch = self._channels.get(response.request.connection_id)
             if ch is None:
                 return  # the connection closed while its request was being handled
+            if response.throttle_ms > 0:
+                ch.unmute_at_ms = self._time.hi_res_clock_ms() + response.throttle_ms
             action = self._respond_directly(ch, response)
             if action is None:
                 return
@@ -219,6 +225,9 @@ class Processor:
             if ch.close_after_send:
                 ch.discard()
                 return CLOSE
+            if ch.unmute_at_ms:  # throttled: the Processor unmutes it when the throttle time is over
+                ch.handed_over = True
+                return _RESUME
             if ch.pending:
                 # The next request's bytes are already read (a pipelining client): queue it from
                 # here when it is whole and the request queue has room (the connection stays
@@ -298,6 +307,8 @@ class Processor:
                         self._configure_new_connections()
                     if self._delayed:
                         self._release_delayed()
+                    if self._throttled:
+                        self._release_throttled()
                     if self._responses:
                         self._process_new_responses()
                     self._poll()
@@ -354,11 +365,26 @@ class Processor:
         while delayed and delayed[0][0] <= now:
             self.enqueue_response(delayed.popleft()[1])
 
+    def _release_throttled(self) -> None:
+        now = self._time.hi_res_clock_ms()
+        throttled = self._throttled
+        while throttled and throttled[0][0] <= now:
+            ch = self._channels.get(heapq.heappop(throttled)[2])
+            if ch is None or ch.closed:
+                continue
+            ch.unmute_at_ms = 0
+            try:
+                self._finish_response(ch)
+            except Exception as e:
+                self._on_connection_error(ch, e)
+
     def _poll(self) -> None:
         self._polling = True
         timeout = 0 if self._responses or self._new_connections or not self._running else _POLL_TIMEOUT_S
         if self._delayed and timeout:
             timeout = min(timeout, max(0.0, (self._delayed[0][0] - self._time.hi_res_clock_ms()) / 1000.0))
+        if self._throttled and timeout:
+            timeout = min(timeout, max(0.0, (self._throttled[0][0] - self._time.hi_res_clock_ms()) / 1000.0))
         try:
             events = self._epoll.poll(timeout)
         finally:
@@ -587,7 +613,13 @@ class Processor:
             done = ch.write()
             if done and ch.close_after_send:
                 ch.discard()
+            elif done and ch.unmute_at_ms > self._time.hi_res_clock_ms():
+                # Throttled (quota): stays muted and handed over until the Processor releases it.
+                heapq.heappush(self._throttled, (ch.unmute_at_ms, next(self._throttle_seq), ch.connection_id))
+                ch.last_active_ms = self._now_ms
+                return
             elif done:
+                ch.unmute_at_ms = 0
                 ch.handed_over = False
                 ch.muted = False
                 data, ch.pending = ch.pending, bytearray()
