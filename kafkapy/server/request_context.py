@@ -50,7 +50,10 @@ class RequestContext:
     def respond(self, body: Message) -> None:
         chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id, body)
         quotas = self.server.quotas
-        throttle = quotas.throttle_ms(self, chunks, self.handler_ns) if quotas is not None else 0
+        throttle = 0
+        if quotas is not None:
+            throttle = quotas.throttle_ms(self.header.api_key, self.principal.name, self.client_id,
+                                          len(self.request.frame), chunks, self.handler_ns, self.quota_exempt)
         if throttle > 0 and hasattr(body, "throttle_time_ms"):
             if throttle > body.throttle_time_ms:
                 body.throttle_time_ms = throttle

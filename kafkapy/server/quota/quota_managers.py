@@ -3,7 +3,7 @@ learns its throttle time.
 
 `produce` (producer_byte_rate, recorded with the Produce request's size), `fetch` (consumer_byte_rate,
 recorded with the Fetch response's size; follower fetches are exempt), `request` (request_percentage,
-recorded with the handler thread's time as a percentage of one second). `throttle_ms(ctx, chunks)` is
+recorded with the handler thread's time as a percentage of one second). `throttle_ms(...)` is
 called once per response by RequestContext.respond; the response carries max(its throttle_time_ms, the
 throttle) and the connection is muted that long (network/socket_server.py). The quotas are re-read from
 the metadata store (ClientQuotaStore) at start, after AlterClientQuotas, and on a users/clients
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kafkapy.common.file_region import FileRegion
 from kafkapy.common.time import SYSTEM, Time
@@ -27,9 +27,6 @@ from kafkapy.server.quota.client_quota_store import (
     REQUEST_PERCENTAGE,
     ClientQuotaStore,
 )
-
-if TYPE_CHECKING:
-    from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger(__name__)
 _PRODUCE = int(ApiKey.PRODUCE)
@@ -57,18 +54,17 @@ class QuotaManagers:
         for manager in (self.produce, self.fetch, self.request):
             manager.update_quotas(snapshot)
 
-    def throttle_ms(self, ctx: RequestContext, chunks: Sequence[Any], handler_ns: int) -> int:
-        """Record this response's request against the client's quotas; its throttle time (0 if none)."""
-        api_key = ctx.header.api_key
-        user, client_id = ctx.principal.name, ctx.client_id
+    def throttle_ms(self, api_key: int, user: str, client_id: str, request_size: int, chunks: Sequence[Any],
+                    handler_ns: int, exempt: bool = False) -> int:
+        """Record one answered request against the client's quotas; its throttle time (0 if none).
+        `exempt`: a follower's Fetch (replication has its own throttle)."""
         throttle = 0
         if api_key == _PRODUCE and self.produce.quota_enabled():
-            throttle = self.produce.record_and_get_throttle_time_ms(user, client_id, len(ctx.request.frame))
-        elif api_key == _FETCH and self.fetch.quota_enabled() and not ctx.quota_exempt:
+            throttle = self.produce.record_and_get_throttle_time_ms(user, client_id, request_size)
+        elif api_key == _FETCH and not exempt and self.fetch.quota_enabled():
             throttle = self.fetch.record_and_get_throttle_time_ms(user, client_id, _size(chunks))
         if handler_ns > 0 and api_key not in _REQUEST_QUOTA_EXEMPT and self.request.quota_enabled():
             # Kafka's nanosToPercentage: thread time as a percentage of one second.
             percent = handler_ns * 100.0 / 1e9
             throttle = max(throttle, self.request.record_and_get_throttle_time_ms(user, client_id, percent))
         return throttle
-
