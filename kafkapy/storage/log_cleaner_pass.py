@@ -227,7 +227,7 @@ class Cleaner:
             txn = CleanedTransactionMetadata(lg.collect_aborted_transactions(base, group_end), cleaned.txn_index)
             for segment in group:
                 self._check_done(lg)
-                self._clean_into(segment, cleaned, txn, now, delete_horizon_ms, active, stats)
+                self._clean_into(lg, segment, cleaned, txn, now, delete_horizon_ms, active, stats)
             cleaned.on_become_inactive_segment()
             cleaned.set_last_modified(last.last_modified)
             cleaned.flush()
@@ -237,7 +237,7 @@ class Cleaner:
             cleaned.delete_if_exists()
             raise
 
-    def _clean_into(self, source: LogSegment, dest: LogSegment, txn: CleanedTransactionMetadata, now: int,
+    def _clean_into(self, lg: Log, source: LogSegment, dest: LogSegment, txn: CleanedTransactionMetadata, now: int,
                     delete_horizon_ms: int, active: dict[int, tuple[int, int]], stats: CleanerStats) -> None:
         offset_map = self.offset_map
         latest = offset_map.latest_offset
@@ -275,6 +275,7 @@ class Cleaner:
                 out_max_ts, out_max_ts_offset = max_ts, last_offset
             if len(out) >= self.io_buffer_size:
                 write()
+                self._check_done(lg)  # per chunk, as Kafka's cleanInto: an abort or shutdown is not held up
         write()
 
     def _filter_batch(self, view: memoryview, h: BatchHeader, txn: CleanedTransactionMetadata, now: int,
