@@ -2,12 +2,16 @@
 `kafkapy configs --alter --entity-type clients --add-config producer_byte_rate=...` (the CLI, as an
 operator would) hold a producer and a consumer to within 20% of 1 MB/s over ~5 s each.
 
+`max.connections.per.ip.overrides` closes a client address's connection over its limit at once.
+
 The broker runs with quota.window.num=2 (1 s windows) so the rate settles within the short runs; the
 throttle itself (respond at once with throttle_time_ms, then mute the connection) is Kafka's.
 """
 
 from __future__ import annotations
 
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -25,7 +29,9 @@ VALUE = b"q" * 10_000
 
 @pytest.fixture(scope="module")
 def broker():
-    with KafkaBroker({"quota.window.num": "2", "quota.window.size.seconds": "1"}) as b:
+    # 127.0.0.2 (loopback too) may open 2 connections; the clients on 127.0.0.1 are not limited.
+    with KafkaBroker({"quota.window.num": "2", "quota.window.size.seconds": "1",
+                      "max.connections.per.ip.overrides": "127.0.0.2:2"}) as b:
         yield b
 
 
@@ -108,3 +114,55 @@ def test_fetch_quota_holds_consumer_to_1mb_per_s(broker) -> None:
     rate = got / elapsed
     print(f"fetch rate under a {QUOTA} B/s quota: {rate:.0f} B/s ({rate / QUOTA:.2f}x) over {elapsed:.1f} s")
     assert 0.8 * QUOTA <= rate <= 1.2 * QUOTA
+
+
+def _api_versions(sock: socket.socket, correlation_id: int) -> bool:
+    """Send ApiVersions v0; whether a response with this correlation id came back (False: closed)."""
+    client_id = b"conn-quota"
+    body = struct.pack(">hhih", 18, 0, correlation_id, len(client_id)) + client_id
+    sock.sendall(struct.pack(">i", len(body)) + body)
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    return struct.unpack(">i", data[4:8])[0] == correlation_id
+
+
+def _connect_from(ip: str, broker) -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.bind((ip, 0))
+    s.connect(("127.0.0.1", broker.port))
+    return s
+
+
+def test_max_connections_per_ip_refuses_the_extra_connection(broker) -> None:
+    first, second = _connect_from("127.0.0.2", broker), _connect_from("127.0.0.2", broker)
+    try:
+        assert _api_versions(first, 1) and _api_versions(second, 2)
+        third = _connect_from("127.0.0.2", broker)  # TCP accepts it; the broker closes it at once
+        try:
+            assert third.recv(1) == b""
+        except ConnectionResetError:
+            pass
+        finally:
+            third.close()
+        first.close()
+        deadline = time.monotonic() + 10
+        while True:  # the broker counts the closed one out once its Processor sees the close
+            fourth = _connect_from("127.0.0.2", broker)
+            try:
+                if _api_versions(fourth, 4):
+                    break
+            except ConnectionResetError:
+                pass
+            fourth.close()
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        fourth.close()
+        assert _api_versions(second, 5)
+    finally:
+        first.close()
+        second.close()

@@ -2,7 +2,8 @@
 
 Each accepted socket is made non-blocking with TCP_NODELAY, SO_KEEPALIVE and
 socket.send/receive.buffer.bytes (-1 = OS default), then handed round-robin to a Processor
-(`processor.accept(sock, address)`). No bytes are read or written here. A failed accept (e.g.
+(`processor.accept(sock, address)`), unless ConnectionQuotas (max.connections, max.connections.per.ip)
+refuses it: then it is closed at once. No bytes are read or written here. A failed accept (e.g.
 EMFILE) is logged and retried on the next poll; the thread never dies of it.
 
 Thread-safety: the listening socket belongs to the acceptor thread; `initiate_shutdown()` may be
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kafkapy.server.kafka_config import EndPoint, KafkaConfig
+from kafkapy.server.network.connection_quotas import ConnectionQuotas
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +36,10 @@ class ConnectionSink(Protocol):
 class Acceptor:
     """Accepts connections on one listener and spreads them over its Processors."""
 
-    def __init__(self, endpoint: EndPoint, config: KafkaConfig, processors: Sequence[ConnectionSink], broker_id: int = 0) -> None:
+    def __init__(self, endpoint: EndPoint, config: KafkaConfig, processors: Sequence[ConnectionSink], broker_id: int = 0,
+                 connection_quotas: ConnectionQuotas | None = None) -> None:
         self.endpoint = endpoint
+        self._connection_quotas = connection_quotas
         self._processors = processors
         self._send_buffer = config.get_int("socket.send.buffer.bytes")
         self._recv_buffer = config.get_int("socket.receive.buffer.bytes")
@@ -116,6 +120,10 @@ class Acceptor:
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self._recv_buffer)
             except OSError as e:
                 log.debug("Dropping connection from %s: %s", address, e)
+                sock.close()
+                continue
+            quotas = self._connection_quotas
+            if quotas is not None and not quotas.inc(self.endpoint.listener_name, address[0]):
                 sock.close()
                 continue
             processor = self._processors[self._next % len(self._processors)]

@@ -57,6 +57,7 @@ from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.server.kafka_config import EndPoint, KafkaConfig
 from kafkapy.server.network.acceptor import Acceptor
+from kafkapy.server.network.connection_quotas import ConnectionQuotas
 from kafkapy.server.network.kafka_channel import KafkaChannel
 from kafkapy.server.network.listener_security import ListenerSecurity
 from kafkapy.server.network.request_channel import (
@@ -115,8 +116,10 @@ class Processor:
         connection_index: itertools.count,
         broker_id: int = 0,
         security: ListenerSecurity | None = None,
+        connection_quotas: ConnectionQuotas | None = None,
     ) -> None:
         self.id = processor_id
+        self._connection_quotas = connection_quotas
         self._channel = request_channel
         self._time = time
         self._max_request_size = max_request_size
@@ -336,6 +339,7 @@ class Processor:
             except Exception as e:
                 log.warning("Processor %d could not configure connection from %s: %s", self.id, address, e)
                 sock.close()
+                self._release_connection(address[0])
 
     def _process_new_responses(self) -> None:
         while self._responses:
@@ -684,13 +688,19 @@ class Processor:
         self._channels.pop(ch.connection_id, None)
         if self._by_fd.get(ch.fd) is ch:
             del self._by_fd[ch.fd]
+        self._release_connection(ch.address[0])
+
+    def _release_connection(self, ip: str) -> None:
+        if self._connection_quotas is not None:
+            self._connection_quotas.dec(ip)
 
     def _close_all(self) -> None:
         for ch in list(self._channels.values()):
             self._close(ch)
         while self._new_connections:
-            sock, _ = self._new_connections.popleft()
+            sock, address = self._new_connections.popleft()
             sock.close()
+            self._release_connection(address[0])
         self._responses.clear()
         try:
             self._epoll.close()
@@ -711,6 +721,7 @@ class SocketServer:
         self.processors: list[Processor] = []
         self._connection_index = itertools.count()
         self._started = False
+        self.connection_quotas = ConnectionQuotas.from_config(config)
 
     def startup(self) -> None:
         config = self.config
@@ -724,11 +735,11 @@ class SocketServer:
                     processor = Processor(
                         len(self.processors), self.request_channel, self._time,
                         config.get_int("socket.request.max.bytes"), config.get_int("connections.max.idle.ms"),
-                        endpoint, self._connection_index, broker_id, security,
+                        endpoint, self._connection_index, broker_id, security, self.connection_quotas,
                     )  # fmt: skip
                     self.processors.append(processor)
                     processors.append(processor)
-                self.acceptors.append(Acceptor(endpoint, config, processors, broker_id))
+                self.acceptors.append(Acceptor(endpoint, config, processors, broker_id, self.connection_quotas))
         except BaseException:
             self.shutdown()
             raise
