@@ -2,15 +2,18 @@
 
 A handler either returns its response body (the dispatcher sends it) or keeps the context and
 calls `respond(body)` later from any thread (a completed purgatory operation). Encoding happens
-here, once, with the header version the request's api version requires.
+here, once, with the header version the request's api version requires. Client quotas are applied
+here too (server/quota/quota_managers.py): a throttled response carries throttle_time_ms and its
+connection stays muted that long after it is sent.
 
 Thread-safety: a context belongs to one request; `respond` may be called from any thread, once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.header import RequestHeader, encode_response
@@ -49,11 +52,7 @@ class RequestContext:
 
     def respond(self, body: Message) -> None:
         chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id, body)
-        quotas = self.server.quotas
-        throttle = 0
-        if quotas is not None:
-            throttle = quotas.throttle_ms(self.header.api_key, self.principal.name, self.client_id,
-                                          len(self.request.frame), chunks, self.handler_ns, self.quota_exempt)
+        throttle = self._throttle_ms(chunks)
         if throttle > 0 and hasattr(body, "throttle_time_ms"):
             if throttle > body.throttle_time_ms:
                 body.throttle_time_ms = throttle
@@ -62,7 +61,15 @@ class RequestContext:
         self.channel.send_response(self.request, chunks, throttle)
 
     def no_response(self) -> None:
-        self.channel.send_response(self.request, None)
+        # acks=0 produce: nothing to tell the client, but the quota still mutes its connection (Kafka 2.0+).
+        self.channel.send_response(self.request, None, self._throttle_ms(()))
+
+    def _throttle_ms(self, chunks: Sequence[Any]) -> int:
+        quotas = self.server.quotas
+        if quotas is None:
+            return 0
+        return quotas.throttle_ms(self.header.api_key, self.principal.name, self.client_id, len(self.request.frame),
+                                  chunks, self.handler_ns, self.quota_exempt)
 
     def close(self) -> None:
         self.channel.close_connection(self.request)

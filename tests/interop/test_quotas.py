@@ -166,3 +166,30 @@ def test_max_connections_per_ip_refuses_the_extra_connection(broker) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_produce_quota_holds_an_acks_0_producer(broker) -> None:
+    """acks=0 gets no response to carry throttle_time_ms: the muted connection alone holds it back."""
+    configs(broker, "--alter", "--entity-type", "clients", "--entity-name", "q-acks0",
+            "--add-config", f"producer_byte_rate={QUOTA}")
+    broker.create_topic("quota-acks0", partitions=1)
+    p = ck.Producer({"bootstrap.servers": broker.bootstrap, "client.id": "q-acks0", "acks": 0, "linger.ms": 5,
+                     "batch.size": 65536, "queue.buffering.max.kbytes": 4096})
+    watcher = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "q-watch"})
+    tp = ck.TopicPartition("quota-acks0", 0)
+    try:
+        start = time.monotonic()
+        while time.monotonic() - start < RUN_S:
+            try:
+                p.produce("quota-acks0", VALUE)
+            except BufferError:
+                p.poll(0.01)
+        high = watcher.get_watermark_offsets(tp, timeout=10)[1]
+        elapsed = time.monotonic() - start
+    finally:
+        p.purge()
+        del p
+        watcher.close()
+    rate = high * len(VALUE) / elapsed
+    print(f"acks=0 produce rate under a {QUOTA} B/s quota: {rate:.0f} B/s ({rate / QUOTA:.2f}x) over {elapsed:.1f} s")
+    assert 0.8 * QUOTA <= rate <= 1.2 * QUOTA

@@ -125,3 +125,24 @@ def test_store_validation(store) -> None:
         store.describe([(USER, MATCH_EXACT, None)], False)
     store.alter({USER: "alice"}, [(KEY, 100.0, False)], True)  # validate only
     assert store.snapshot() == {}
+
+
+def test_quota_managers_record_each_quantity(tmp_path) -> None:
+    from kafkapy.protocol.api_keys import ApiKey
+    from kafkapy.server.quota.quota_managers import QuotaManagers
+
+    time = MockTime()
+    qm = QuotaManagers(LocalMetadataStore(str(tmp_path)), 2, 1, time)
+    assert qm.throttle_ms(ApiKey.PRODUCE, "u", "c", 10**6, [], 10**9) == 0  # no quotas at all
+    qm.store.alter({CLIENT_ID: "c"}, [("producer_byte_rate", 1000.0, False), ("consumer_byte_rate", 100.0, False),
+                                      ("request_percentage", 10.0, False)], False)
+    qm.reload()
+    # Produce: the request's size; 2,000 bytes over the 1 s minimum window at 1,000 B/s: 1 s
+    assert qm.throttle_ms(ApiKey.PRODUCE, "u", "c", 2000, [], 0) == 1000
+    # Fetch: the response's size; a follower's fetch is exempt
+    assert qm.throttle_ms(ApiKey.FETCH, "u", "c", 50, [b"x" * 300], 0) == 2000
+    assert qm.throttle_ms(ApiKey.FETCH, "u", "other", 50, [b"x" * 300], 0, exempt=False) == 0
+    assert qm.throttle_ms(ApiKey.FETCH, "u", "c", 50, [b"x" * 10**6], 0, exempt=True) == 0
+    # Request time: 200 ms of handler time = 20% of a second, twice the 10% quota
+    assert qm.throttle_ms(ApiKey.METADATA, "u", "c", 50, [], 200_000_000) == 1000
+    assert qm.throttle_ms(ApiKey.API_VERSIONS, "u", "c", 50, [], 10**9) == 0  # exempt
