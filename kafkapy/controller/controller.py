@@ -533,6 +533,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                                           ReplicaState.ONLINE, batch)
             self.psm.trigger_online_state_change(batch)
         self._send(batch)
+        if new:
+            self.resume_topic_deletion(new)
 
     def _on_brokers_failure(self, dead: set[int], batch: BrokerRequestBatch) -> None:
         ctx = self.ctx

@@ -8,6 +8,7 @@ Thread-safety: none; only the controller's event thread calls these.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -56,6 +57,7 @@ from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid
 # Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: partitions one CreateTopics or CreatePartitions
 # request may add.
 MAX_PARTITIONS_PER_BATCH = 10_000
+log = logging.getLogger(__name__)
 
 
 def as_bool(value: Any) -> bool:
@@ -199,25 +201,46 @@ class TopicHandlers:
 
     def _delete_topics(self, names: list[str]) -> None:
         """Kafka's TopicDeletionManager, in one pass: clients stop seeing the partitions (UpdateMetadata with
-        leader -2), replicas are stopped and deleted, then the topic leaves the store."""
+        leader -2), the replicas on live brokers are stopped and deleted; replicas on down brokers become
+        ReplicaDeletionIneligible and keep their topic (still marked in the store) until
+        `resume_topic_deletion` retries it when such a broker returns. A topic whose replicas are all deleted
+        leaves the store."""
         ctx = self.ctx
         ctx.topics_to_be_deleted.update(names)
         batch = BrokerRequestBatch(ctx)
         partitions = [tp for name in names for tp in ctx.partitions_for_topic(name)]
         batch.add_update_metadata(partitions)
-        replicas = [(tp, r) for tp in partitions for r in ctx.replicas(tp)]
+        # Replicas already deleted by an earlier attempt are NonExistent; the rest are retried.
+        replicas = [(tp, r) for tp in partitions for r in ctx.replicas(tp)
+                    if self.rsm.state(tp, r) != ReplicaState.NON_EXISTENT]
+        eligible = [(tp, r) for tp, r in replicas if ctx.is_replica_online(r)]
+        ineligible = [(tp, r) for tp, r in replicas if not ctx.is_replica_online(r)]
         self.rsm.handle_state_changes(replicas, ReplicaState.OFFLINE, batch)
-        self.rsm.handle_state_changes(replicas, ReplicaState.DELETION_STARTED, batch)
+        self.rsm.handle_state_changes(ineligible, ReplicaState.DELETION_INELIGIBLE, batch)
+        self.rsm.handle_state_changes(eligible, ReplicaState.DELETION_STARTED, batch)
         self.psm.to_offline(partitions)
-        self.psm.to_non_existent(partitions)
         self._send(batch)
-        # The StopReplica answers are not awaited: deletion is complete once the requests are queued.
-        self.rsm.handle_state_changes(replicas, ReplicaState.DELETION_SUCCESSFUL, batch)
-        self.rsm.handle_state_changes(replicas, ReplicaState.NON_EXISTENT, batch)
+        # The StopReplica answers are not awaited: a live replica's deletion is complete once it is queued.
+        self.rsm.handle_state_changes(eligible, ReplicaState.DELETION_SUCCESSFUL, batch)
+        self.rsm.handle_state_changes(eligible, ReplicaState.NON_EXISTENT, batch)
+        waiting = {tp.topic for tp, _ in ineligible}
         for name in names:
+            if name in waiting:
+                log.info("Topic %s deletion waits for its replicas on brokers %s", name,
+                         sorted({r for tp, r in ineligible if tp.topic == name}))
+                continue
+            self.psm.to_non_existent(ctx.partitions_for_topic(name))
             self.store.delete_topic(name)
             ctx.remove_topic(name)
             self.rsm.forget_topic(name)
+
+    def resume_topic_deletion(self, broker_ids: set[int]) -> None:
+        """Kafka's onBrokerStartup: retry the deletions that waited for replicas on these brokers."""
+        waiting = sorted({tp.topic for tp, r in self.rsm.replicas_on_brokers(broker_ids)
+                          if tp.topic in self.ctx.topics_to_be_deleted
+                          and self.rsm.state(tp, r) == ReplicaState.DELETION_INELIGIBLE})
+        if waiting:
+            self._delete_topics(waiting)
 
     def _on_partition_creation(self, event: PartitionCreation) -> None:
         ctx = self.ctx
