@@ -213,8 +213,10 @@ class TopicHandlers:
         # Replicas already deleted by an earlier attempt are NonExistent; the rest are retried.
         replicas = [(tp, r) for tp in partitions for r in ctx.replicas(tp)
                     if self.rsm.state(tp, r) != ReplicaState.NON_EXISTENT]
-        eligible = [(tp, r) for tp, r in replicas if ctx.is_replica_online(r)]
-        ineligible = [(tp, r) for tp, r in replicas if not ctx.is_replica_online(r)]
+        # Without ZooKeeper no other broker can return to take its StopReplica, so nothing waits (as KRaft).
+        waits = [self.store.cluster_mode and not ctx.is_replica_online(r) for _, r in replicas]
+        eligible = [replica for replica, wait in zip(replicas, waits, strict=True) if not wait]
+        ineligible = [replica for replica, wait in zip(replicas, waits, strict=True) if wait]
         self.rsm.handle_state_changes(replicas, ReplicaState.OFFLINE, batch)
         self.rsm.handle_state_changes(ineligible, ReplicaState.DELETION_INELIGIBLE, batch)
         self.rsm.handle_state_changes(eligible, ReplicaState.DELETION_STARTED, batch)

@@ -276,3 +276,11 @@ def test_kafka_config_as_broker_config(tmp_path) -> None:
         assert isinstance(harness.controller.delete_topics(["k"]).result(TIMEOUT)["k"], TopicDeletionDisabledError)
     finally:
         harness.stop()
+
+
+def test_delete_topic_with_a_replica_on_an_absent_broker_completes_without_zookeeper(h: Harness) -> None:
+    h.create(("stray", -1, -1, {0: [0, 5]}, {}))
+    assert h.controller.delete_topics(["stray"]).result(TIMEOUT) == {"stray": None}
+    assert h.store.get_all_topics() == set() and h.store.get_topics_marked_for_deletion() == set()
+    [(broker, _, parts)] = h.rec.stop_replica
+    assert broker == 0 and [(p.topic, p.partition, p.delete_partition) for p in parts] == [("stray", 0, True)]
