@@ -4,7 +4,8 @@ TOOLS below is the one registry: each row is a command of the Typer app (`kafkap
 tree with each row's summary, Rich-formatted; `kafkapy --install-completion` / `--show-completion`
 set up shell completion of tools and their flags; a mistyped tool gets Click's "Did you mean").
 Commands load lazily (kafkapy/cli/tool_group.py: the group lists the table and imports one module),
-so `kafkapy topics --list` imports Typer (~25 ms) and the one tool it runs.
+and an exactly named tool (`kafkapy topics --list`) runs without importing Typer: the app, built from this
+table on first use (kafkapy/cli/app.py), would hand the tool the same raw argv.
 
 Each tool parses its own flags with `kafkapy.cli.command.ToolParser` (argparse), which keeps Kafka's
 joptsimple syntax unchanged: `--flag value` and `--flag=value`, repeated `--config k=v`, aliases such
@@ -23,14 +24,14 @@ Thread-safety: called once per process from the main thread.
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Annotated
-
-import typer
-import typer.main
+from typing import Any
 
 from kafkapy.cli.command import ERROR_EXIT, USAGE_EXIT
-from kafkapy.cli.tool_group import ToolGroup
+
+# What Click's shell completion sets when the shell asks the app for candidates.
+COMPLETE_VAR = "_KAFKAPY_COMPLETE"
 
 # tool name -> ("module[:function]", one-line summary). Function defaults to `main`.
 TOOLS: dict[str, tuple[str, str]] = {
@@ -169,48 +170,32 @@ def run_class_main(argv: list[str]) -> int:
     return run_tool(tool, rest)
 
 
-class KafkapyGroup(ToolGroup):
-    """The `kafkapy` group: the TOOLS table, run through run_tool."""
-
-    tools = TOOLS
-
-    def run_tool(self, tool: str, argv: list[str]) -> int:
-        return run_tool(tool, argv)
+_APP: Any = None
 
 
-def _print_version(value: bool) -> None:
-    if value:
-        sys.stdout.write(_version() + "\n")
-        raise typer.Exit()
+def _app() -> Any:
+    global _APP
+    if _APP is None:
+        from kafkapy.cli.app import build_app
+
+        # run_tool looked up at each call, so a test's monkeypatch of this module reaches the app too.
+        _APP = build_app(TOOLS, lambda tool, argv: run_tool(tool, argv), _version)
+    return _APP
 
 
-app = typer.Typer(
-    cls=KafkapyGroup,
-    name="kafkapy",
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-)
+def command() -> Any:
+    """The click group of the Typer app (what the console script and typer.testing.CliRunner run)."""
+    from kafkapy.cli.app import command_of
+
+    return command_of(_app())
 
 
-@app.callback()
-def kafkapy(
-    version: Annotated[
-        bool, typer.Option("--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """Apache Kafka's broker and bin/ tools, in Python. Flags and output are Kafka's.
-
-    Every tool also accepts --output json, --verbose and --help (kafkapy TOOL --help lists its flags).
-    Kafka's script names work too: kafkapy kafka-topics.sh --list, kafkapy run-class kafka.Kafka ...
-    """
-
-
-def command() -> KafkapyGroup:
-    """The click group of `app` (what the console script and typer.testing.CliRunner run)."""
-    group = typer.main.get_command(app)
-    assert isinstance(group, KafkapyGroup)
-    return group
+def __getattr__(name: str) -> Any:
+    # The Typer app is built on first use so that running a tool need not import Typer; tests and users
+    # reach it as kafkapy.cli.main.app, as before.
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         argv = [argv[1], "--help"] if len(argv) > 1 else ["--help"]
     elif argv[:1] == ["version"]:
         argv = ["--version"]
+    elif argv[:1] and argv[0] in TOOLS and COMPLETE_VAR not in os.environ:
+        # An exactly named tool runs straight away: the Typer command would hand it the same raw argv,
+        # and importing Typer and building the group costs ~50 ms of the 0.2 s start-up budget.
+        return run_tool(argv[0], argv[1:])
     return command().main(argv, prog_name="kafkapy", standalone_mode=False)
 
 
