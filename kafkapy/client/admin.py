@@ -25,6 +25,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kafkapy.client import admin_acls as acls
 from kafkapy.client import admin_groups as groups
 from kafkapy.client import admin_quotas as quotas
 from kafkapy.client import admin_replicas as replicas
@@ -76,6 +77,7 @@ from kafkapy.client.errors import KafkaTimeoutError, error_from_code
 from kafkapy.client.group_offsets import OffsetAndMetadata
 from kafkapy.client.metadata import ZERO_UUID, Node
 from kafkapy.client.network_client import NetworkClient
+from kafkapy.common.acl import AclBinding, AclBindingFilter
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -573,6 +575,23 @@ class AdminClient:
     def delete_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
                                ) -> dict[str, KafkaError | None]:
         return groups.delete_consumer_groups(self._calls, group_ids, timeout_ms)
+
+    # ------------------------------------------------------------------------------------------
+    # ACLs (admin_acls.py)
+
+    def create_acls(self, bindings: Iterable[AclBinding], timeout_ms: float | None = None
+                    ) -> dict[AclBinding, KafkaError | None]:
+        """Create each binding; {binding: None or its error}."""
+        return acls.create_acls(self._calls, bindings, timeout_ms)
+
+    def describe_acls(self, acl_filter: AclBindingFilter, timeout_ms: float | None = None) -> list[AclBinding]:
+        """The bindings matching the filter (SecurityDisabledError without an authorizer)."""
+        return acls.describe_acls(self._calls, acl_filter, timeout_ms)
+
+    def delete_acls(self, filters: Iterable[AclBindingFilter], timeout_ms: float | None = None
+                    ) -> dict[AclBindingFilter, list[AclBinding] | KafkaError]:
+        """Delete the bindings each filter matches; {filter: the deleted bindings or its error}."""
+        return acls.delete_acls(self._calls, filters, timeout_ms)
 
     # ------------------------------------------------------------------------------------------
     # client quotas and SCRAM credentials (admin_quotas.py)

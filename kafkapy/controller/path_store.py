@@ -373,6 +373,49 @@ class PathMetadataStore(MetadataStore):
             return False
         return True
 
+    # -- ACLs (/kafka-acl, /kafka-acl-extended/prefixed) ---------------------------------------------------
+
+    @staticmethod
+    def _acl_root(prefixed: bool) -> str:
+        return zk_data.ACL_PREFIXED_PATH if prefixed else zk_data.ACL_LITERAL_PATH
+
+    def get_acl_resources(self) -> list[tuple[bool, str, str]]:
+        """Every stored ACL resource as (prefixed, resource type title, name)."""
+        out = []
+        for prefixed in (False, True):
+            root = self._acl_root(prefixed)
+            for rtype in self._children(root):
+                out.extend((prefixed, rtype, name) for name in self._children(f"{root}/{rtype}"))
+        return out
+
+    def get_acls(self, prefixed: bool, resource_type: str, name: str) -> tuple[list[dict[str, Any]], int]:
+        """The resource's ACL entries (Kafka's JSON objects) and the node's version (-1: none stored)."""
+        node = self._get(f"{self._acl_root(prefixed)}/{resource_type}/{name}")
+        if node is None:
+            return [], -1
+        return list((node[0] or {}).get("acls", [])), node[1].version
+
+    def set_acls(self, prefixed: bool, resource_type: str, name: str, acls: list[dict[str, Any]],
+                 expected_version: int) -> bool:
+        """Write the resource's entries (an empty list deletes the node) if its version is still
+        expected_version (-1: create); False if another writer got there first."""
+        path = f"{self._acl_root(prefixed)}/{resource_type}/{name}"
+        try:
+            if not acls:
+                if expected_version >= 0:
+                    self._multi([Delete(path, expected_version)])
+            elif expected_version < 0:
+                self._multi([Create(path, {"version": 1, "acls": acls})])
+            else:
+                self._multi([SetData(path, {"version": 1, "acls": acls}, expected_version)])
+        except (NodeExistsError, BadVersionError, NoNodeError):
+            return False
+        self._notify_acl_change(prefixed, resource_type, name)
+        return True
+
+    def _notify_acl_change(self, prefixed: bool, resource_type: str, name: str) -> None:
+        """Hook for a ZooKeeper backend to write Kafka's /kafka-acl-changes notification."""
+
     # -- config overrides -----------------------------------------------------------------------------------
 
     def entity_names(self, entity_type: str) -> list[str]:

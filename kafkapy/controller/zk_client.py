@@ -347,6 +347,16 @@ class ZkMetadataStore(PathMetadataStore):
         self._client.create(zk_data.CONFIG_CHANGE_PREFIX, encode_json(zk_data.encode_config_change(entity_path)),
                             sequence=True)
 
+    def _notify_acl_change(self, prefixed: bool, resource_type: str, name: str) -> None:
+        # Kafka's ZkAclChangeStore: literal changes carry "Type:name" as plain text, prefixed ones a JSON record.
+        if prefixed:
+            parent = zk_data.ACL_EXTENDED_CHANGES_PATH
+            data = encode_json({"version": 1, "resourceType": resource_type, "name": name, "patternType": "PREFIXED"})
+        else:
+            parent, data = zk_data.ACL_LITERAL_CHANGES_PATH, f"{resource_type}:{name}".encode()
+        self._client.retry(self._client.ensure_path, parent)
+        self._client.create(f"{parent}/{zk_data.ACL_CHANGE_NODE}", data, sequence=True)
+
     def create_sequential(self, prefix: str, data: Any) -> str:
         parent = prefix.rsplit("/", 1)[0]
         self._client.retry(self._client.ensure_path, parent)

@@ -47,6 +47,13 @@ REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
 PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
 BROKER_SEQUENCE_ID_PATH = "/brokers/seqid"
 CONSUMERS_PATH = "/consumers"
+# ACLs (Kafka's ZkAclStore): LITERAL patterns under /kafka-acl/<ResourceType>/<name>, PREFIXED under
+# /kafka-acl-extended/prefixed/<ResourceType>/<name>; each change leaves a sequential notification node.
+ACL_LITERAL_PATH = "/kafka-acl"
+ACL_PREFIXED_PATH = "/kafka-acl-extended/prefixed"
+ACL_LITERAL_CHANGES_PATH = "/kafka-acl-changes"
+ACL_EXTENDED_CHANGES_PATH = "/kafka-acl-extended-changes"
+ACL_CHANGE_NODE = "acl_changes_"
 # Kafka's ZkData.PersistentZkPaths: created at start-up by every broker.
 PERSISTENT_PATHS = ("/consumers", "/brokers/ids", "/brokers/topics", "/config/changes", "/admin/delete_topics",
                     "/brokers/seqid", "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kafkapy.coordinator.group_coordinator import GroupCoordinator
     from kafkapy.coordinator.producer_id_manager import ProducerIdManager
     from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
+    from kafkapy.server.auth.acl_authorizer import AclAuthorizer
     from kafkapy.server.kafka_config import KafkaConfig
     from kafkapy.server.network.socket_server import SocketServer
     from kafkapy.server.purgatory.delayed_controller_operation import DelayedControllerOperation
@@ -49,6 +50,8 @@ class BrokerServices:
     socket_server: SocketServer | None = None
     # Client quotas (produce / fetch bytes, request time); None until the broker has built them.
     quotas: QuotaManagers | None = None
+    # authorizer.class.name's authorizer; None: every request is authorized (Kafka without an authorizer).
+    authorizer: AclAuthorizer | None = None
     broker_id: int = 0
     # Kafka's broker epoch: the czxid of this broker's /brokers/ids registration (cluster mode; -1 embedded).
     broker_epoch: int = -1

@@ -225,6 +225,8 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("metrics.sample.window.ms", LONG, "30000", at_least(1)),
     ("metrics.recording.level", STR, "INFO", None),
     ("authorizer.class.name", STR, "", None),
+    ("super.users", STR, "", None),
+    ("allow.everyone.if.no.acl.found", BOOL, "false", None),
     ("sasl.enabled.mechanisms", LIST, "GSSAPI", None),
     ("sasl.mechanism.inter.broker.protocol", STR, "GSSAPI", None),
     ("sasl.jaas.config", PASSWORD, None, None),

@@ -38,6 +38,7 @@ from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
 from kafkapy.server import cluster_mode
 from kafkapy.server.alter_isr_manager import DefaultAlterIsrManager
 from kafkapy.server.apis.groups import GroupDelayedOperation
+from kafkapy.server.auth.acl_authorizer import AclAuthorizer
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_config import KafkaConfig
@@ -234,7 +235,8 @@ class KafkaServer:
             controller=self.controller, log_manager=self.log_manager, broker_id=self.broker_id,
             advertised={ep.listener_name: (ep.host, ep.port) for ep in endpoints},
             socket_server=self.socket_server, broker_epoch=self.broker_epoch,
-            topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id))
+            topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id),
+            authorizer=AclAuthorizer.from_config(config, self.store))
         self.services.quotas = QuotaManagers(self.store, config.get_int("quota.window.num"),
                                              config.get_int("quota.window.size.seconds"), time)
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
@@ -49,6 +50,12 @@ class RequestContext:
     @property
     def client_host(self) -> str:
         return self.request.client_address[0] if self.request.client_address else ""
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> bool:
+        """May this request's principal perform operation on the resource? (True without an authorizer.)"""
+        authorizer = self.server.authorizer
+        return authorizer is None or authorizer.authorize(self.principal, self.client_host, operation,
+                                                          resource_type, name)
 
     def respond(self, body: Message) -> None:
         chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id, body)

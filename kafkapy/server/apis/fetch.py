@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
@@ -32,6 +33,7 @@ log = logging.getLogger("kafka.server.KafkaApis")
 Resp = FetchResponse
 _INITIAL_EPOCH = 0
 _FINAL_EPOCH = -1
+_TOPIC_UNAUTHORIZED = FetchPartitionData(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
 def _partition_data(index: int, d: FetchPartitionData, version: int) -> Any:
@@ -73,22 +75,6 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
     # (topic name or None, topic id, [(partition, info or error)]) in request order.
     layout: list[tuple[str | None, Any, list[tuple[int, TopicPartition | None]]]] = []
     partitions: dict[TopicPartition, FetchPartitionInfo] = {}
-    for t in request.topics:
-        if use_ids:
-            name = names_by_id.get(t.topic_id)  # type: ignore[union-attr]
-        else:
-            name = t.topic
-        entries: list[tuple[int, TopicPartition | None]] = []
-        for p in t.partitions:
-            if name is None:
-                entries.append((p.partition, None))
-                continue
-            tp = TopicPartition(name, p.partition)
-            partitions[tp] = FetchPartitionInfo(p.fetch_offset, p.partition_max_bytes, p.log_start_offset,
-                                                p.current_leader_epoch, p.last_fetched_epoch)
-            entries.append((p.partition, tp))
-        layout.append((name, t.topic_id, entries))
-
     if version >= 15:
         state = request.replica_state
         replica_id = state.replica_id if state is not None else -1
@@ -96,6 +82,31 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
     else:
         replica_id, replica_epoch = request.replica_id, -1
     ctx.quota_exempt = replica_id >= 0  # replication has its own throttle (ReplicationQuotaManager)
+    # Kafka: a follower needs CLUSTER_ACTION on the cluster, a consumer READ on each topic.
+    follower_authorized = replica_id < 0 or ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+    denied: dict[TopicPartition, FetchPartitionData] = {}
+    for t in request.topics:
+        if use_ids:
+            name = names_by_id.get(t.topic_id)  # type: ignore[union-attr]
+        else:
+            name = t.topic
+        authorized = name is not None and follower_authorized and (
+            replica_id >= 0 or ctx.authorize(AclOperation.READ, ResourceType.TOPIC, name))
+        entries: list[tuple[int, TopicPartition | None]] = []
+        for p in t.partitions:
+            if name is None:
+                entries.append((p.partition, None))
+                continue
+            tp = TopicPartition(name, p.partition)
+            if not authorized:
+                denied[tp] = _TOPIC_UNAUTHORIZED
+                entries.append((p.partition, tp))
+                continue
+            partitions[tp] = FetchPartitionInfo(p.fetch_offset, p.partition_max_bytes, p.log_start_offset,
+                                                p.current_leader_epoch, p.last_fetched_epoch)
+            entries.append((p.partition, tp))
+        layout.append((name, t.topic_id, entries))
+
     max_bytes = min(request.max_bytes, services.config.get_int("fetch.max.bytes"))
     params = FetchParams(
         replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=min(request.min_bytes, max_bytes),
@@ -106,6 +117,8 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
 
     def respond(results: dict[TopicPartition, FetchPartitionData]) -> None:
         # May run on another request's thread (a purgatory completion): never let a failure escape there.
+        if denied:
+            results = {**results, **denied}
         try:
             topics = []
             for name, topic_id, entries in layout:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, InvalidRequestError, InvalidTopicExceptionError
 from kafkapy.common.internal_topics import (
     GROUP_METADATA_TOPIC_NAME,
@@ -44,6 +45,14 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
 Resp = MetadataResponse
+
+
+def authorized_operations(ctx: RequestContext, resource_type: ResourceType, name: str, supported: int) -> int:
+    """The bits of `supported` (AclOperation codes) the principal is authorized for on the resource."""
+    if ctx.server.authorizer is None:
+        return supported
+    return sum(1 << op for op in range(3, 15)
+               if supported & (1 << op) and ctx.authorize(AclOperation(op), resource_type, name))
 
 
 def _topic(error: int, name: str | None, topic_id: Any = ZERO_UUID, partitions: list | None = None) -> Any:
@@ -136,12 +145,20 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
             elif t.name is not None:
                 names.append(t.name)
         names = list(dict.fromkeys(names))
+    # Kafka: a topic the principal may not DESCRIBE is hidden from an all-topics answer and answered
+    # TOPIC_AUTHORIZATION_FAILED when named (whether it exists or not).
+    unauthorized = [n for n in names if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, n)]
+    if unauthorized:
+        names = [n for n in names if n not in set(unauthorized)]
 
     topics_md = cache.get_topic_metadata(None if all_topics else names, listener,
                                          error_unavailable_endpoints=version == 0,
                                          error_unavailable_listeners=version >= 6)
+    if all_topics and services.authorizer is not None:
+        topics_md = [tm for tm in topics_md if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, tm.name)]
     include_ops = version >= 8 and request.include_topic_authorized_operations
     out_topics = [_topic(ErrorCode.UNKNOWN_TOPIC_ID, None, tid) for tid in dict.fromkeys(unknown_ids)]
+    out_topics.extend(_topic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, n, snapshot.topic_ids.get(n)) for n in unauthorized)
     for tm in topics_md:
         parts = [Resp.MetadataResponsePartition(
             error_code=int(p.error_code), partition_index=p.partition, leader_id=p.leader,
@@ -155,7 +172,12 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
             allow = services.config.get_bool("auto.create.topics.enable") and (
                 version < 4 or request.allow_auto_topic_creation)
             if allow:
-                errors = auto_create_topics(services, missing)
+                # Auto-creation needs CREATE on the cluster or on the topic.
+                may_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
+                denied = [] if may_create else [
+                    n for n in missing if not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, n)]
+                errors = auto_create_topics(services, [n for n in missing if n not in denied])
+                errors.update((n, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in denied)
             else:
                 errors = {}
                 for name in missing:
@@ -168,10 +190,11 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
                 out_topics.append(_topic(errors[name], name, snapshot.topic_ids.get(name)))
     if include_ops:
         for t in out_topics:
-            t.topic_authorized_operations = TOPIC_AUTHORIZED_OPERATIONS
+            t.topic_authorized_operations = authorized_operations(
+                ctx, ResourceType.TOPIC, t.name or "", TOPIC_AUTHORIZED_OPERATIONS)
     cluster_ops = AUTHORIZED_OPERATIONS_OMITTED
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:
-        cluster_ops = CLUSTER_AUTHORIZED_OPERATIONS
+        cluster_ops = authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_AUTHORIZED_OPERATIONS)
 
     brokers = [Resp.MetadataResponseBroker(node_id=n.id, host=n.host, port=n.port, rack=n.rack)
                for n in cache.get_alive_broker_nodes(listener)]

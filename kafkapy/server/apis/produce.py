@@ -19,6 +19,7 @@ import logging
 import struct
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, InvalidRecordError, KafkaError, UnsupportedCompressionTypeError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
@@ -99,6 +100,7 @@ _NO_CURRENT_LEADER = Resp.LeaderIdAndEpoch()
 _PartitionResp = Resp.PartitionProduceResponse
 _TopicResp = Resp.TopicProduceResponse
 _UNKNOWN = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
+_TOPIC_UNAUTHORIZED = PartitionResponse(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
 def build_produce_response(request: ProduceRequest, results: dict[TopicPartition, PartitionResponse]) -> ProduceResponse:
@@ -137,12 +139,19 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
     version = ctx.api_version
     if acks not in (-1, 0, 1):
         return produce_error_response(request, version, ErrorCode.INVALID_REQUIRED_ACKS)
+    if request.transactional_id is not None and not ctx.authorize(
+            AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return produce_error_response(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     entries: dict[TopicPartition, Any] = {}
     refused: dict[TopicPartition, PartitionResponse] = {}
     for t in request.topic_data:
         name = t.name
+        authorized = ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, name)
         for p in t.partition_data:
             tp = TopicPartition(name, p.index)
+            if not authorized:
+                refused[tp] = _TOPIC_UNAUTHORIZED
+                continue
             try:
                 entries[tp] = apply_version_rules(p.records, version)
             except KafkaError as e:

@@ -63,6 +63,7 @@ HANDLER_MODULES = (
     "scram_credentials",
     "client_quotas",
     "transactions",
+    "acls",
 )
 
 

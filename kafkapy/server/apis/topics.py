@@ -19,10 +19,12 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
     InvalidRequestError,
     KafkaError,
     NotControllerError,
+    TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownServerError,
     UnknownTopicIdError,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
+AUTHORIZATION_FAILED = "Authorization failed."
 
 
 # -- shared by the admin handlers ----------------------------------------------------------------------------
@@ -149,9 +152,12 @@ def _created(ctx: RequestContext, result: CreateTopicResult, version: int) -> An
 def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> Any:
     version = ctx.api_version
     dups = _duplicates(t.name for t in request.topics)
+    cluster_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
+    unauthorized = set() if cluster_create else {
+        t.name for t in request.topics if not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, t.name)}
     to_create = []
     for t in request.topics:
-        if t.name in dups:
+        if t.name in dups or t.name in unauthorized:
             continue
         configs: dict[str, str | None] = {c.name: c.value for c in t.configs}
         assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
@@ -175,6 +181,9 @@ def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> A
         for t in request.topics:
             if t.name in dups:
                 out.append(_create_error(t.name, InvalidRequestError.code, "Found multiple entries for this topic."))
+                continue
+            if t.name in unauthorized:
+                out.append(_create_error(t.name, TopicAuthorizationFailedError.code, AUTHORIZATION_FAILED))
                 continue
             result = results.get(t.name)
             if result is None:
@@ -221,6 +230,9 @@ def handle_delete_topics(ctx: RequestContext, request: DeleteTopicsRequest) -> A
         results.append(result)
         if name is None:
             result.error_code = UnknownTopicIdError.code
+        elif not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = AUTHORIZATION_FAILED
         elif not cache.contains_topic(name):
             result.error_code = UnknownTopicOrPartitionError.code
             result.error_message = "This server does not host this topic-partition."
@@ -266,8 +278,9 @@ def handle_create_partitions(ctx: RequestContext, request: CreatePartitionsReque
     dups = _duplicates(t.name for t in request.topics)
     controller = controller_of(ctx)
     futures: dict[str, concurrent.futures.Future] = {}
+    unauthorized = {t.name for t in request.topics if not ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, t.name)}
     for t in request.topics:
-        if t.name in dups or t.name in futures:
+        if t.name in dups or t.name in futures or t.name in unauthorized:
             continue
         assignment = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
         futures[t.name] = controller.create_partitions(t.name, t.count, assignment,
@@ -278,6 +291,10 @@ def handle_create_partitions(ctx: RequestContext, request: CreatePartitionsReque
             if name in dups:
                 results.append(CPResp.CreatePartitionsTopicResult(name=name, error_code=InvalidRequestError.code,
                                                                   error_message="Duplicate topic in request."))
+                continue
+            if name in unauthorized:
+                results.append(CPResp.CreatePartitionsTopicResult(
+                    name=name, error_code=TopicAuthorizationFailedError.code, error_message=AUTHORIZATION_FAILED))
                 continue
             try:
                 controller_result(futures[name], "create partitions")

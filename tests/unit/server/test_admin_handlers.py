@@ -50,6 +50,9 @@ class FakeCtx:
     def respond(self, body: Any) -> None:
         self.responses.append(body)
 
+    def authorize(self, *_: Any) -> bool:
+        return True  # no authorizer configured
+
     def answer(self, handler: Any, request: Any, wait_ms: int = 0) -> Any:
         """Run a handler, let `wait_ms` of mock time pass, and return its one response (answered at once when
         nothing reached the controller, else deferred)."""

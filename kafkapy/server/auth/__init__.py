@@ -1,0 +1,1 @@
+"""Broker-side authorization: the ACL authorizer (Kafka's AclAuthorizer / StandardAuthorizer)."""
