@@ -19,6 +19,7 @@ from kafkapy.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
+from kafkapy.server.auth.acl_authorizer import authorization_error
 
 if TYPE_CHECKING:
     from kafkapy.server.broker_services import BrokerServices
@@ -56,6 +57,12 @@ class RequestContext:
         authorizer = self.server.authorizer
         return authorizer is None or authorizer.authorize(self.principal, self.client_host, operation,
                                                           resource_type, name)
+
+    def require(self, operation: AclOperation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> None:
+        """Raise Kafka's *_AUTHORIZATION_FAILED error of the resource type unless authorized; the dispatcher
+        answers it (whole request) with the error code in every error field."""
+        if not self.authorize(operation, resource_type, name):
+            raise authorization_error(resource_type, name)
 
     def respond(self, body: Message) -> None:
         chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id, body)

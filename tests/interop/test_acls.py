@@ -219,3 +219,35 @@ def test_kafka_python_admin_acls_and_errors(broker: Broker) -> None:
     finally:
         admin.close()
     _ = kafka
+
+
+def test_group_and_transactional_id_need_their_acls(broker: Broker) -> None:
+    """READ on the topic is not enough to consume in a group (GROUP_AUTHORIZATION_FAILED), and a transactional
+    producer needs WRITE on its transactional.id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) until granted."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    super_admin = AdminClient(broker.conf("admin"))
+    super_admin.create_topics([NewTopic("carol-t", 1, 1)])["carol-t"].result(15)
+    assert _produce(broker.conf("admin"), "carol-t", [b"c0"]) == [None]
+    r = broker.acls("--add", "--allow-principal", "User:bob", "--operation", "Read", "--topic", "carol-t")
+    assert r.returncode == 0, r.stderr
+    got, errors = _consume(broker.conf("bob"), "carol-t", "bob-group", 1, timeout=10)
+    assert got == [] and any(e.code() == confluent_kafka.KafkaError.GROUP_AUTHORIZATION_FAILED for e in errors)
+    r = broker.acls("--add", "--allow-principal", "User:bob", "--operation", "Read", "--group", "bob-group")
+    assert r.returncode == 0, r.stderr
+    got, _ = _consume(broker.conf("bob"), "carol-t", "bob-group", 1)
+    assert got == [b"c0"]
+
+    conf = {**broker.conf("bob"), "transactional.id": "bob-tx", "message.timeout.ms": 8000}
+    p = confluent_kafka.Producer(conf)
+    with pytest.raises(confluent_kafka.KafkaException) as e:
+        p.init_transactions(10)
+    assert e.value.args[0].code() == confluent_kafka.KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    r = broker.acls("--add", "--allow-principal", "User:bob", "--producer", "--transactional-id", "bob-tx",
+                    "--topic", "bob-")
+    assert r.returncode == 0, r.stderr
+    p = confluent_kafka.Producer(conf)
+    p.init_transactions(15)
+    p.begin_transaction()
+    p.produce("bob-new", b"in-txn")
+    p.commit_transaction(15)

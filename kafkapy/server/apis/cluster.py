@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
     ElectionNotNeededError,
     InvalidRequestError,
@@ -125,6 +126,7 @@ def _elect_leaders_error(request: ElectLeadersRequest, version: int, code: int) 
 
 @api(ApiKey.ELECT_LEADERS, 0, 2, error_response=_elect_leaders_error)
 def handle_elect_leaders(ctx: RequestContext, request: ElectLeadersRequest) -> Any:
+    ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     partitions = _requested_partitions(request)
     election_type = request.election_type if ctx.api_version >= 1 else ElectionType.PREFERRED
     if election_type not in (ElectionType.PREFERRED, ElectionType.UNCLEAN):
@@ -160,6 +162,7 @@ def _stored_topics(controller: Any, names: list[str] | None) -> dict[str, Any]:
 @api(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, 0)
 def handle_list_partition_reassignments(ctx: RequestContext, request: ListPartitionReassignmentsRequest
                                         ) -> ListPartitionReassignmentsResponse:
+    ctx.require(AclOperation.DESCRIBE, ResourceType.CLUSTER)
     Resp = ListPartitionReassignmentsResponse
     controller = _active_controller(ctx)
     wanted = None if request.topics is None else {t.name: set(t.partition_indexes) for t in request.topics}
@@ -188,6 +191,7 @@ def _alter_reassignments_error(request: Any, version: int, code: int) -> AlterPa
 
 @api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 0, error_response=_alter_reassignments_error)
 def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> Any:
+    ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     """The controller validates each target (Kafka's validateReplicas) and starts or cancels the moves."""
     Resp = AlterPartitionReassignmentsResponse
     wanted = [(TopicPartition(t.name, p.partition_index), p.replicas) for t in request.topics for p in t.partitions]

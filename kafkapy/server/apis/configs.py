@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
     InvalidConfigError,
     InvalidRequestError,
@@ -123,6 +124,14 @@ def _describe_resource(ctx: RequestContext, helper: ConfigHelper, resource: Any,
     raise InvalidRequestError(f"Unsupported resource type: {_type_name(resource.resource_type)}")
 
 
+def _require_on_resource(ctx: RequestContext, operation: AclOperation, resource: Any) -> None:
+    """Topics are authorized on the topic; brokers and broker loggers on the cluster (Kafka's rule)."""
+    if resource.resource_type == TOPIC:
+        ctx.require(operation, ResourceType.TOPIC, resource.resource_name)
+    else:
+        ctx.require(operation, ResourceType.CLUSTER)
+
+
 @api(ApiKey.DESCRIBE_CONFIGS, 0, 4, error_response=_describe_error)
 def handle_describe_configs(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     version = ctx.api_version
@@ -135,6 +144,7 @@ def handle_describe_configs(ctx: RequestContext, request: DescribeConfigsRequest
                                               resource_name=resource.resource_name, error_code=0,
                                               error_message=None, configs=[])
         try:
+            _require_on_resource(ctx, AclOperation.DESCRIBE_CONFIGS, resource)
             entries = _describe_resource(ctx, helper, resource, include_synonyms, include_documentation)
             result.configs = [_entry(e, version) for e in entries]
         except KafkaError as e:
@@ -198,6 +208,7 @@ def handle_alter_configs(ctx: RequestContext, request: AlterConfigsRequest) -> A
     validate_only = bool(request.validate_only)
 
     def submit(resource: Any) -> Any:
+        _require_on_resource(ctx, AclOperation.ALTER_CONFIGS, resource)
         configs = {c.name: c.value for c in resource.configs if c.value is not None}
         if resource.resource_type == TOPIC:
             return _submit_topic(ctx, resource.resource_name, configs, validate_only)
@@ -239,6 +250,7 @@ def handle_incremental_alter_configs(ctx: RequestContext, request: IncrementalAl
     dup_resources = {k for k in seen if seen.count(k) > 1}
 
     def submit(resource: Any) -> Any:
+        _require_on_resource(ctx, AclOperation.ALTER_CONFIGS, resource)
         name = resource.resource_name
         if (resource.resource_type, name) in dup_resources:
             raise InvalidRequestError("Each resource must appear at most once.")

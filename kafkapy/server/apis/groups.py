@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kafkapy.coordinator.group_coordinator import GroupCoordinator
@@ -112,6 +113,11 @@ def _create_internal_topic(services: BrokerServices, topic: str) -> None:
 def find_coordinator_node(ctx: RequestContext, key_type: int, key: str) -> tuple[int, int, str, int]:
     """(error, node id, host, port) of the coordinator of `key`."""
     services = ctx.server
+    if key_type == GROUP_KEY_TYPE and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, -1, "", -1
+    if key_type == TRANSACTION_KEY_TYPE and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                                                               key):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, "", -1
     if key_type == GROUP_KEY_TYPE:
         coordinator = _coordinator(ctx)
         if coordinator is None:
@@ -175,6 +181,7 @@ def join_group_response(result: JoinGroupResult, version: int) -> JoinGroupRespo
 
 @api(ApiKey.JOIN_GROUP, 0, 9)
 def handle_join_group(ctx: RequestContext, request: JoinGroupRequest) -> Any:
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     coordinator = _coordinator(ctx)
     if coordinator is None:
@@ -197,6 +204,7 @@ def sync_group_response(result: SyncGroupResult) -> SyncGroupResponse:
 
 @api(ApiKey.SYNC_GROUP, 0, 5)
 def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> Any:
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return sync_group_response(SyncGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
@@ -212,6 +220,7 @@ def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> Any:
 
 @api(ApiKey.HEARTBEAT, 0, 4)
 def handle_heartbeat(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
@@ -222,6 +231,7 @@ def handle_heartbeat(ctx: RequestContext, request: HeartbeatRequest) -> Heartbea
 
 @api(ApiKey.LEAVE_GROUP, 0, 5)
 def handle_leave_group(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     leaving: list[tuple[str, str | None, str | None]]
     if version < 3:
@@ -256,6 +266,11 @@ def handle_describe_groups(ctx: RequestContext, request: DescribeGroupsRequest) 
     groups = []
     error: int
     for group_id in request.groups:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(Resp.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
+                                              group_state="", protocol_type="", protocol_data="",
+                                              authorized_operations=ops))
+            continue
         if coordinator is None:
             error, summary = ErrorCode.COORDINATOR_NOT_AVAILABLE, None
             groups.append(Resp.DescribedGroup(error_code=error, group_id=group_id, group_state="", protocol_type="",
@@ -288,6 +303,8 @@ def handle_list_groups(ctx: RequestContext, request: ListGroupsRequest) -> ListG
     if types and CLASSIC_GROUP_TYPE not in types:
         return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=[])
     error, overviews = coordinator.handle_list_groups(set(request.states_filter or []))
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):  # else only the groups it may describe
+        overviews = [o for o in overviews if ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, o.group_id)]
     groups = [ListGroupsResponse.ListedGroup(group_id=o.group_id, protocol_type=o.protocol_type,
                                              group_state=o.state, group_type=CLASSIC_GROUP_TYPE)
               for o in sorted(overviews, key=lambda o: o.group_id)]
@@ -302,7 +319,10 @@ def handle_delete_groups(ctx: RequestContext, request: DeleteGroupsRequest) -> D
     if coordinator is None:
         errors = {g: ErrorCode.COORDINATOR_NOT_AVAILABLE for g in names}
     else:
-        errors = coordinator.handle_delete_groups(names)
+        denied = [g for g in names if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, g)]
+        errors = coordinator.handle_delete_groups([g for g in names if g not in denied]) if len(denied) < len(names) \
+            else {}
+        errors.update((g, ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in denied)
     results = [DeleteGroupsResponse.DeletableGroupResult(group_id=g, error_code=errors[g]) for g in names]
     return DeleteGroupsResponse(throttle_time_ms=0, results=results)
 

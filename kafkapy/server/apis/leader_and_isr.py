@@ -27,6 +27,7 @@ from kafkapy.cluster.leader_and_isr import (
     LeaderRecoveryState,
     StopReplicaPartitionState,
 )
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, StaleControllerEpochError
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
@@ -112,6 +113,7 @@ def leader_and_isr_error_response(request: LeaderAndIsrRequest, version: int, co
 
 @api(ApiKey.LEADER_AND_ISR, 0, 7, error_response=leader_and_isr_error_response)
 def handle_leader_and_isr(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
+    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     services = ctx.server
     version = ctx.api_version
     states = _partition_states(request, version)
@@ -145,6 +147,7 @@ def stop_replica_error_response(request: StopReplicaRequest, version: int, code:
 
 @api(ApiKey.STOP_REPLICA, 0, 4, error_response=stop_replica_error_response)
 def handle_stop_replica(ctx: RequestContext, request: StopReplicaRequest) -> StopReplicaResponse:
+    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     services = ctx.server
     version = ctx.api_version
     states = _stop_replica_states(request, version)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkapy.common.acl import AclOperation, ResourceType
+from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
@@ -50,7 +52,12 @@ def handle_list_offsets(ctx: RequestContext, request: ListOffsetsRequest) -> Lis
     topics = []
     for t in request.topics:
         parts = []
+        described = ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)
         for p in t.partitions:
+            if not described:
+                parts.append(LO.ListOffsetsPartitionResponse(partition_index=p.partition_index,
+                                                             error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             r = rm.fetch_offset_for_timestamp(TopicPartition(t.name, p.partition_index), p.timestamp, isolation,
                                               p.current_leader_epoch, fetch_only_from_leader)
             resp = LO.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=r.error)

@@ -17,6 +17,7 @@ import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import KafkaError, KafkaStorageError, UnknownTopicOrPartitionError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
@@ -45,6 +46,7 @@ def _usage(log_manager: Any, log_dir: str) -> tuple[int, int]:
 
 @api(ApiKey.DESCRIBE_LOG_DIRS, 0, 4)
 def handle_describe_log_dirs(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
+    ctx.require(AclOperation.DESCRIBE, ResourceType.CLUSTER)
     log_manager = ctx.server.log_manager
     wanted: set[TopicPartition] | None = None
     if request.topics is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group_metadata import OffsetAndMetadata
@@ -60,6 +61,7 @@ def offset_commit_error_response(request: OffsetCommitRequest, version: int, cod
 
 @api(ApiKey.OFFSET_COMMIT, 0, 9, error_response=offset_commit_error_response)
 def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest) -> Any:
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     services = ctx.server
     coordinator = _coordinator(ctx)
@@ -73,6 +75,9 @@ def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest) -> A
     for t in request.topics:
         for p in t.partitions:
             tp = TopicPartition(t.name, p.partition_index)
+            if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t.name):
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if not cache.contains(tp):
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
@@ -119,6 +124,10 @@ def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> Off
         groups = []
         for g in request.groups:
             topics = None if g.topics is None else [(t.name, list(t.partition_indexes)) for t in g.topics]
+            if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
+                groups.append(Resp.OffsetFetchResponseGroup(group_id=g.group_id,
+                                                            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[]))
+                continue
             error, found = _fetch_group(coordinator, g.group_id, topics, request.require_stable)
             groups.append(Resp.OffsetFetchResponseGroup(group_id=g.group_id, error_code=error, topics=[
                 Resp.OffsetFetchResponseTopics(name=name, partitions=[
@@ -129,6 +138,7 @@ def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> Off
                 for name, parts in found]))
         return Resp(throttle_time_ms=0, groups=groups)
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
+    ctx.require(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id)
     error, found = _fetch_group(coordinator, request.group_id, topics, version >= 7 and request.require_stable)
     if error and version < 2:
         # No top-level error before v2: every requested partition carries it.
@@ -147,6 +157,7 @@ def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> Off
 
 @api(ApiKey.OFFSET_DELETE, 0, 0)
 def handle_offset_delete(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
+    ctx.require(AclOperation.DELETE, ResourceType.GROUP, request.group_id)
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return OffsetDeleteResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
+    ClusterAuthorizationFailedError,
     CoordinatorNotAvailableError,
     InvalidRequestError,
 )
@@ -61,6 +63,13 @@ def producer_id_manager(services: BrokerServices) -> ProducerIdManager:
     return manager
 
 
+def _may_write_idempotently(ctx: RequestContext) -> bool:
+    """Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic."""
+    authorizer = ctx.server.authorizer
+    return authorizer is None or ctx.authorize(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER) or \
+        authorizer.authorize_any(ctx.principal, ctx.client_host, AclOperation.WRITE, ResourceType.TOPIC)
+
+
 def _init_error(request: InitProducerIdRequest, version: int, code: int) -> InitProducerIdResponse:
     return InitProducerIdResponse(throttle_time_ms=0, error_code=code, producer_id=NO_PRODUCER_ID,
                                   producer_epoch=NO_PRODUCER_EPOCH)
@@ -74,6 +83,10 @@ def handle_init_producer_id(ctx: RequestContext, request: InitProducerIdRequest)
     if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
         raise InvalidRequestError("producerId and producerEpoch must both be set or both be -1")
     transactional_id = request.transactional_id
+    if transactional_id is not None:
+        ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+    elif not _may_write_idempotently(ctx):
+        raise ClusterAuthorizationFailedError("Cluster authorization failed.")
     if transactional_id is None:
         new_id = producer_id_manager(ctx.server).generate_producer_id()
         return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=new_id, producer_epoch=0)

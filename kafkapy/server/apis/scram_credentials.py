@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
     AlterUserScramCredentialsRequest,
@@ -36,6 +37,7 @@ def _store(ctx: RequestContext) -> ScramCredentialStore:
 @api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
 def handle_describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest
                                            ) -> DescribeUserScramCredentialsResponse:
+    ctx.require(AclOperation.DESCRIBE, ResourceType.CLUSTER)
     users = None if request.users is None or not request.users else [u.name for u in request.users]
     results = []
     for user, error, infos in _store(ctx).describe(users):
@@ -48,6 +50,7 @@ def handle_describe_user_scram_credentials(ctx: RequestContext, request: Describ
 @api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
 def handle_alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest
                                         ) -> AlterUserScramCredentialsResponse:
+    ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     results = _store(ctx).alter(
         [Deletion(d.name, d.mechanism) for d in request.deletions],
         [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))

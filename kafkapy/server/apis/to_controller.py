@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.controller_events import AlterPartitionItem
@@ -40,6 +41,7 @@ def _alter_partition_error(request: Any, version: int, code: int) -> AlterPartit
 
 @api(ApiKey.CONTROLLED_SHUTDOWN, 1, 3, error_response=_controlled_shutdown_error)
 def handle_controlled_shutdown(ctx: RequestContext, request: ControlledShutdownRequest) -> Any:
+    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     future = controller_of(ctx).controlled_shutdown(request.broker_id, request.broker_epoch)
 
     def build() -> ControlledShutdownResponse:
@@ -55,6 +57,7 @@ def handle_controlled_shutdown(ctx: RequestContext, request: ControlledShutdownR
 
 @api(ApiKey.ALTER_PARTITION, 0, 1, error_response=_alter_partition_error)
 def handle_alter_partition(ctx: RequestContext, request: AlterPartitionRequest) -> Any:
+    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     items = [AlterPartitionItem(TopicPartition(t.topic_name, p.partition_index),
                                 LeaderAndIsr(request.broker_id, p.leader_epoch, tuple(p.new_isr),
                                              LeaderRecoveryState.of(p.leader_recovery_state), p.partition_epoch))

@@ -19,6 +19,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import CoordinatorNotAvailableError, ErrorCode, NotLeaderOrFollowerError
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
@@ -100,8 +101,10 @@ def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -
     version = ctx.api_version
     if version >= 4:
         return _add_partitions_batched(ctx, request)
+    ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.v3_and_below_transactional_id)
     topics: dict[str, list[int]] = {}
     for t in request.v3_and_below_topics:
+        ctx.require(AclOperation.WRITE, ResourceType.TOPIC, t.name)
         topics.setdefault(t.name, []).extend(t.partitions)
     partitions = {TopicPartition(t, p) for t, ps in topics.items() for p in ps}
     codes = _unknown_partition_codes(ctx, partitions)
@@ -165,6 +168,8 @@ def _add_partitions_batched(ctx: Any, request: AddPartitionsToTxnRequest) -> Any
 
 @api(ApiKey.ADD_OFFSETS_TO_TXN, 0, 4)
 def handle_add_offsets_to_txn(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> Any:
+    ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     coordinator = _txn_coordinator(ctx)
     group_coordinator = ctx.server.group_coordinator
@@ -182,6 +187,7 @@ def handle_add_offsets_to_txn(ctx: RequestContext, request: AddOffsetsToTxnReque
 
 @api(ApiKey.END_TXN, 0, 4)
 def handle_end_txn(ctx: RequestContext, request: EndTxnRequest) -> Any:
+    ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     version = ctx.api_version
     coordinator = _txn_coordinator(ctx)
 
@@ -197,6 +203,7 @@ def handle_end_txn(ctx: RequestContext, request: EndTxnRequest) -> Any:
 
 @api(ApiKey.WRITE_TXN_MARKERS, 0, 1)
 def handle_write_txn_markers(ctx: RequestContext, request: WriteTxnMarkersRequest) -> Any:
+    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     services = ctx.server
     rm = services.replica_manager
     R = WriteTxnMarkersResponse
@@ -279,6 +286,8 @@ def _txn_offset_commit_error(request: TxnOffsetCommitRequest, version: int, code
 
 @api(ApiKey.TXN_OFFSET_COMMIT, 0, 4, error_response=_txn_offset_commit_error)
 def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitRequest) -> Any:
+    ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     services = ctx.server
     coordinator = services.group_coordinator

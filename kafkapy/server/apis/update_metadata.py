@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kafkapy.cluster.broker import Broker, EndPoint
 from kafkapy.cluster.leader_and_isr import UpdateMetadataPartitionState
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, StaleBrokerEpochError, StaleControllerEpochError
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
@@ -50,6 +51,7 @@ def _partition_states(request: UpdateMetadataRequest, version: int) -> list[Upda
 
 @api(ApiKey.UPDATE_METADATA, 0, 8)
 def handle_update_metadata(ctx: RequestContext, request: UpdateMetadataRequest) -> UpdateMetadataResponse:
+    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     cache = ctx.server.metadata_cache
     known_epoch = cache.snapshot().controller_epoch
     if request.controller_epoch < known_epoch:

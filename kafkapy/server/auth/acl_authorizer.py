@@ -37,6 +37,14 @@ from kafkapy.common.acl import (
     ResourceType,
     validate_binding,
 )
+from kafkapy.common.errors import (
+    ClusterAuthorizationFailedError,
+    DelegationTokenAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
+)
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.controller import zk_data
 
@@ -70,6 +78,23 @@ def entry_from_json(d: dict[str, Any]) -> AccessControlEntry:
     return AccessControlEntry(str(d["principal"]), str(d.get("host", WILDCARD_HOST)),
                               AclOperation.from_title(str(d["operation"])),
                               AclPermissionType.from_title(str(d["permissionType"])))
+
+
+_AUTHORIZATION_ERRORS = {
+    ResourceType.TOPIC: (TopicAuthorizationFailedError, "Not authorized to access topics: [{}]"),
+    ResourceType.GROUP: (GroupAuthorizationFailedError, "Not authorized to access group: {}"),
+    ResourceType.CLUSTER: (ClusterAuthorizationFailedError, "Cluster authorization failed."),
+    ResourceType.TRANSACTIONAL_ID: (TransactionalIdAuthorizationFailedError,
+                                    "Transactional Id authorization failed."),
+    ResourceType.DELEGATION_TOKEN: (DelegationTokenAuthorizationFailedError,
+                                    "Delegation Token authorization failed."),
+}
+
+
+def authorization_error(resource_type: ResourceType, name: str) -> KafkaError:
+    """The error Kafka answers when an operation on a resource of this type is not authorized."""
+    cls, text = _AUTHORIZATION_ERRORS.get(resource_type, _AUTHORIZATION_ERRORS[ResourceType.CLUSTER])
+    return cls(text.format(name))
 
 
 def parse_super_users(text: str) -> frozenset[str]:

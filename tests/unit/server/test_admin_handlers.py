@@ -44,7 +44,8 @@ class FakeCtx:
         self.time = MockTime()
         purgatory = DelayedOperationPurgatory("topic", self.time, reaper_enabled=False)
         self.server = SimpleNamespace(config=config, controller=controller, metadata_cache=cache, producer_id_manager=None,
-                                      transaction_coordinator=None, topic_purgatory=purgatory, **server)
+                                      transaction_coordinator=None, topic_purgatory=purgatory, authorizer=None,
+                                      quotas=None, **server)
         self.responses: list[Any] = []
 
     def respond(self, body: Any) -> None:
@@ -52,6 +53,9 @@ class FakeCtx:
 
     def authorize(self, *_: Any) -> bool:
         return True  # no authorizer configured
+
+    def require(self, *_: Any) -> None:
+        return None
 
     def answer(self, handler: Any, request: Any, wait_ms: int = 0) -> Any:
         """Run a handler, let `wait_ms` of mock time pass, and return its one response (answered at once when
