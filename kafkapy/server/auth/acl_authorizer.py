@@ -67,6 +67,7 @@ _IMPLIED_BY = {
 
 # (resource type, pattern type, name) -> entries of that resource.
 AclIndex = dict[tuple[ResourceType, PatternType, str], tuple[AccessControlEntry, ...]]
+PrefixIndex = dict[ResourceType, tuple[tuple[str, tuple[AccessControlEntry, ...]], ...]]
 
 
 def entry_to_json(e: AccessControlEntry) -> dict[str, str]:
@@ -108,7 +109,9 @@ class AclAuthorizer:
         self._super_users = frozenset(super_users)
         self._allow_if_none = allow_everyone_if_no_acl_found
         self._write_lock = threading.Lock()
-        self._index: AclIndex = {}
+        # (every resource's entries, per resource type its PREFIXED (prefix, entries)): one immutable snapshot
+        # swapped in whole, so a decision scans only the prefixes of its type and never sees half a reload.
+        self._snapshot: tuple[AclIndex, PrefixIndex] = ({}, {})
         self.reload()
         if getattr(store, "cluster_mode", False):
             store.watch_path_children(zk_data.ACL_LITERAL_CHANGES_PATH, self.reload)
@@ -129,24 +132,28 @@ class AclAuthorizer:
 
     def reload(self) -> None:
         index: AclIndex = {}
-        for prefixed, type_title, name in self._store.get_acl_resources():
-            entries, _ = self._store.get_acls(prefixed, type_title, name)
-            if entries:
-                key = (ResourceType.from_title(type_title), PatternType.PREFIXED if prefixed else PatternType.LITERAL,
-                       name)
-                index[key] = tuple(entry_from_json(e) for e in entries)
-        self._index = index
+        for is_prefixed, type_title, name in self._store.get_acl_resources():
+            stored, _ = self._store.get_acls(is_prefixed, type_title, name)
+            if stored:
+                key = (ResourceType.from_title(type_title),
+                       PatternType.PREFIXED if is_prefixed else PatternType.LITERAL, name)
+                index[key] = tuple(entry_from_json(e) for e in stored)
+        prefixed: dict[ResourceType, list[tuple[str, tuple[AccessControlEntry, ...]]]] = {}
+        for (rtype, ptype, name), entries in index.items():
+            if ptype == PatternType.PREFIXED:
+                prefixed.setdefault(rtype, []).append((name, entries))
+        self._snapshot = (index, {rtype: tuple(items) for rtype, items in prefixed.items()})
 
     # -- decisions ------------------------------------------------------------------------------------------
 
     def _matching_entries(self, resource_type: ResourceType, name: str) -> list[AccessControlEntry]:
-        index = self._index
+        index, prefixes = self._snapshot
         out: list[AccessControlEntry] = []
         out.extend(index.get((resource_type, PatternType.LITERAL, name), ()))
         if name != WILDCARD_RESOURCE:
             out.extend(index.get((resource_type, PatternType.LITERAL, WILDCARD_RESOURCE), ()))
-        for (rtype, ptype, pname), entries in index.items():
-            if ptype == PatternType.PREFIXED and rtype == resource_type and name.startswith(pname):
+        for prefix, entries in prefixes.get(resource_type, ()):
+            if name.startswith(prefix):
                 out.extend(entries)
         return out
 
@@ -181,14 +188,14 @@ class AclAuthorizer:
         (used by InitProducerId's idempotent fallback and by auto topic creation checks)?"""
         if str(principal) in self._super_users:
             return True
-        names = {n for (rt, _pt, n) in self._index if rt == resource_type}
+        names = {n for (rt, _pt, n) in self._snapshot[0] if rt == resource_type}
         return any(self.authorize(principal, host, operation, resource_type, n) for n in names)
 
     # -- ACL administration -----------------------------------------------------------------------------------
 
     def acls(self, flt: AclBindingFilter) -> list[AclBinding]:
         out: list[AclBinding] = []
-        for (rtype, ptype, name), entries in self._index.items():
+        for (rtype, ptype, name), entries in self._snapshot[0].items():
             pattern = ResourcePattern(rtype, name, ptype)
             if not flt.matches_pattern(pattern):
                 continue
