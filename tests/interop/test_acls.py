@@ -251,3 +251,29 @@ def test_group_and_transactional_id_need_their_acls(broker: Broker) -> None:
     p.begin_transaction()
     p.produce("bob-new", b"in-txn")
     p.commit_transaction(15)
+
+
+def test_kafkapy_admin_client_sees_authorization_errors(broker: Broker) -> None:
+    """kafkapy's own AdminClient as bob: DeleteRecords needs DELETE on the topic, DescribeClientQuotas
+    DESCRIBE_CONFIGS on the cluster, DescribeAcls DESCRIBE on the cluster."""
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.acl import AclBindingFilter
+    from kafkapy.common.errors import (
+        ClusterAuthorizationFailedError,
+        TopicAuthorizationFailedError,
+    )
+    from kafkapy.common.topic_partition import TopicPartition
+
+    admin = AdminClient({"bootstrap.servers": broker.sasl, "security.protocol": "SASL_PLAINTEXT",
+                         "sasl.mechanism": "PLAIN", "sasl.jaas.config":
+                         'org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" '
+                         'password="bob-secret";'})
+    try:
+        result = admin.delete_records({TopicPartition("carol-t", 0): 1}, raise_errors=False)
+        assert isinstance(result[TopicPartition("carol-t", 0)], TopicAuthorizationFailedError)
+        with pytest.raises(ClusterAuthorizationFailedError):
+            admin.describe_client_quotas([])
+        with pytest.raises(ClusterAuthorizationFailedError):
+            admin.describe_acls(AclBindingFilter())
+    finally:
+        admin.close()

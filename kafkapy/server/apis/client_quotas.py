@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import InvalidRequestError, KafkaError
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
@@ -36,6 +37,7 @@ def _store(ctx: RequestContext) -> ClientQuotaStore:
 @api(ApiKey.DESCRIBE_CLIENT_QUOTAS, 0, 1)
 def handle_describe_client_quotas(ctx: RequestContext, request: DescribeClientQuotasRequest
                                   ) -> DescribeClientQuotasResponse:
+    ctx.require(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)
     try:
         found = _store(ctx).describe([(c.entity_type, c.match_type, c.match) for c in request.components],
                                      request.strict)
@@ -48,6 +50,7 @@ def handle_describe_client_quotas(ctx: RequestContext, request: DescribeClientQu
 
 @api(ApiKey.ALTER_CLIENT_QUOTAS, 0, 1)
 def handle_alter_client_quotas(ctx: RequestContext, request: AlterClientQuotasRequest) -> AlterClientQuotasResponse:
+    ctx.require(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)
     store = _store(ctx)
     results = []
     for entry in request.entries:

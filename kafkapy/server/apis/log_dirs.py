@@ -18,7 +18,12 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
-from kafkapy.common.errors import KafkaError, KafkaStorageError, UnknownTopicOrPartitionError
+from kafkapy.common.errors import (
+    KafkaError,
+    KafkaStorageError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
@@ -90,7 +95,9 @@ def handle_delete_records(ctx: RequestContext, request: DeleteRecordsRequest) ->
     for t in request.topics:
         for p in t.partitions:
             tp = TopicPartition(t.name, p.partition_index)
-            if cache.contains(tp):
+            if not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, t.name):
+                outcome[tp] = (-1, TopicAuthorizationFailedError.code)
+            elif cache.contains(tp):
                 offsets[tp] = p.offset
             else:
                 outcome[tp] = (-1, UnknownTopicOrPartitionError.code)

@@ -353,8 +353,11 @@ def handle_describe_transactions(ctx: RequestContext, request: DescribeTransacti
         return R(throttle_time_ms=0, transaction_states=[
             R.TransactionState(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, transactional_id=tid)
             for tid in request.transactional_ids])
-    states = []
-    for d in coordinator.handle_describe_transactions(request.transactional_ids):
+    states = [R.TransactionState(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=tid)
+              for tid in request.transactional_ids
+              if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, tid)]
+    denied = {s.transactional_id for s in states}
+    for d in coordinator.handle_describe_transactions([t for t in request.transactional_ids if t not in denied]):
         by_topic: dict[str, list[int]] = {}
         for tp in d.topic_partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
@@ -377,4 +380,4 @@ def handle_list_transactions(ctx: RequestContext, request: ListTransactionsReque
         request.state_filters, request.producer_id_filters, duration)
     return R(throttle_time_ms=0, error_code=error, unknown_state_filters=unknown, transaction_states=[
         R.TransactionState(transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state)
-        for t in listings])
+        for t in listings if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactional_id)])
