@@ -117,7 +117,7 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("log.dir", STR, "/tmp/kafka-logs", None),
     ("log.dirs", STR, None, None),
     ("num.partitions", INT, "1", at_least(1)),
-    ("log.segment.bytes", INT, "1073741824", at_least(1048576)),  # Kafka 4.x minimum, as storage/
+    ("log.segment.bytes", INT, "1073741824", at_least(14)),  # Kafka 3.9's floor (RECORD_OVERHEAD_V0), as storage/
     ("log.roll.ms", LONG, None, None),
     ("log.roll.hours", INT, "168", at_least(1)),
     ("log.roll.jitter.ms", LONG, None, None),

@@ -154,7 +154,8 @@ def _d(name: str, type_: str, default: Any, validator: Validator | None = None, 
 
 # In Kafka's LogConfig definition order.
 _TOPIC_DEFS = [
-    _d("segment.bytes", "INT", 1024 * 1024 * 1024, at_least(1024 * 1024), "[1048576,...]",
+    # Kafka 3.9's floor, LegacyRecord.RECORD_OVERHEAD_V0 (4.0 raised it to 1 MiB; 3.9 is the target).
+    _d("segment.bytes", "INT", 1024 * 1024 * 1024, at_least(14), "[14,...]",
        (_log("segment.bytes"),)),
     _d("segment.ms", "LONG", 7 * 24 * HOURS_TO_MS, at_least(1), "[1,...]",
        (_log("roll.ms"), _log("roll.hours", HOURS_TO_MS))),

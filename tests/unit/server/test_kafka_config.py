@@ -294,7 +294,8 @@ def test_broker_synonym_defaults_agree_with_storage_log_config() -> None:
         assert name in CONFIG_DEFS, name
         assert CONFIG_DEFS[name].type.name == d.type, name
         assert config.get(name) == d.default, name
-    with pytest.raises(ConfigError, match="log.segment.bytes: Value must be at least 1048576"):
-        KafkaConfig({"log.segment.bytes": "1000"})
+    with pytest.raises(ConfigError, match="log.segment.bytes: Value must be at least 14"):
+        KafkaConfig({"log.segment.bytes": "13"})
+    assert KafkaConfig({"log.segment.bytes": "14"}).get("log.segment.bytes") == 14
     with pytest.raises(ConfigError, match="compression.gzip.level"):
         KafkaConfig({"compression.gzip.level": "0"})

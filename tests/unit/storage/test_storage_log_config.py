@@ -90,7 +90,7 @@ def test_broker_defaults_apply_in_synonym_order():
 
 
 @pytest.mark.parametrize(("props", "message"), [
-    ({"segment.bytes": "100"}, "Value must be at least 1048576"),
+    ({"segment.bytes": "13"}, "Value must be at least 14"),
     ({"nope": "1"}, "Unknown topic config name: nope"),
     ({"cleanup.policy": "compact,shred"}, "String must be one of: compact, delete"),
     ({"retention.ms": "soon"}, "Not a number of type LONG"),
