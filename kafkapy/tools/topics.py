@@ -247,6 +247,12 @@ def delete_topics(admin: Any, topic: str, if_exists: bool = False, exclude_inter
 
     topics = list_topics(admin, topic, exclude_internal)
     _ensure_topic_exists(topics, topic, not if_exists)
+    # Kafka 2.x's ZooKeeper path refused this; 3.x's AdminClient path does not. Deleting __consumer_offsets
+    # loses every group's offsets, so both paths refuse it, and before anything is deleted.
+    internal = [t for t in topics if is_internal_topic(t)]
+    if internal:
+        raise TopicCommandError(
+            f"Topic {internal[0]} is a kafka internal topic and is not allowed to be marked for deletion.")
     if topics:
         try:
             admin.delete_topics(topics)

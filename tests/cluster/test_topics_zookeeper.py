@@ -175,3 +175,23 @@ def test_reassign_and_preferred_election_through_zookeeper(cluster, tmp_path) ->
                      what="election request consumed")
     r = tool(cluster, "reassign-partitions", "--cancel", "--reassignment-json-file", str(plan))
     assert r.returncode == 2
+
+
+def test_internal_topic_deletion_refused_on_both_paths(cluster) -> None:
+    """Kafka 2.x's ZooKeeper path refused it; kafkapy refuses on the --bootstrap-server path too (README)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap, "request.timeout.ms": 10000})
+    # DescribeGroups finds the coordinator, which creates __consumer_offsets.
+    cluster.wait_for(lambda: admin.describe_consumer_groups(["g-internal"])["g-internal"].result(10),
+                     what="group coordinator available")
+    assert "__consumer_offsets" in topics(cluster, "--list").stdout.splitlines()
+    message = ("Error while executing topic command : Topic __consumer_offsets is a kafka internal topic and is not "
+               "allowed to be marked for deletion.\n")
+    r = topics(cluster, "--delete", "--topic", "__consumer_offsets")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", message)
+    r = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "topics", "--bootstrap-server", cluster.bootstrap,
+                        "--delete", "--topic", "__consumer_.*"], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", message)
+    assert not cluster.zk().exists("/admin/delete_topics/__consumer_offsets")
+    assert "__consumer_offsets" in topics(cluster, "--list").stdout.splitlines()
