@@ -287,8 +287,11 @@ class KafkaConfig:
         return bool(self._values["zookeeper.connect"])
 
     def internal_topic_replication_factor(self, name: str, live_brokers: int) -> int:
-        """offsets.topic.replication.factor / transaction.state.log.replication.factor capped by the
-        live broker count, so a single broker creates its internal topics with RF 1."""
+        """offsets.topic.replication.factor / transaction.state.log.replication.factor. The embedded single
+        node caps it by the live brokers (it needs no setup, as Kafka's quick-start properties set 1); a ZooKeeper
+        cluster uses the configured factor, and creation waits until that many brokers are alive."""
+        if self.uses_zookeeper:
+            return self.get_int(name)
         return max(1, min(self.get_int(name), live_brokers))
 
     # -- listeners ------------------------------------------------------------------------------

@@ -195,3 +195,25 @@ def test_internal_topic_deletion_refused_on_both_paths(cluster) -> None:
     assert (r.returncode, r.stdout, r.stderr) == (1, "", message)
     assert not cluster.zk().exists("/admin/delete_topics/__consumer_offsets")
     assert "__consumer_offsets" in topics(cluster, "--list").stdout.splitlines()
+
+
+def test_transaction_state_not_created_below_its_replication_factor(cluster) -> None:
+    """transaction.state.log.replication.factor=3 with a broker down: Kafka answers COORDINATOR_NOT_AVAILABLE
+    and creates nothing, rather than a topic with fewer replicas than configured; once the broker is back the
+    topic is created with all three. (__consumer_offsets follows the same rule through the same code.)"""
+    from confluent_kafka import KafkaException, Producer
+
+    cluster.brokers[2].stop()
+    cluster.wait_for(lambda: 2 not in cluster.registered_brokers(), what="broker 2 deregistered")
+    try:
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "rf-guard"})
+        with pytest.raises(KafkaException):
+            producer.init_transactions(4)
+        assert cluster.zk_json("/brokers/topics/__transaction_state") is None
+    finally:
+        cluster.brokers[2].start()
+    cluster.wait_for(lambda: 2 in cluster.registered_brokers(), what="broker 2 back")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "rf-guard-2"})
+    cluster.wait_for(lambda: producer.init_transactions(10) is None, timeout_s=60, what="transactions ready")
+    stored = cluster.zk_json("/brokers/topics/__transaction_state")
+    assert {len(replicas) for replicas in stored["partitions"].values()} == {3}

@@ -7,7 +7,9 @@ request's allow_auto_topic_creation) through the controller without waiting, ans
 LEADER_NOT_AVAILABLE as Kafka's AutoTopicCreationManager does; otherwise UNKNOWN_TOPIC_OR_PARTITION,
 or INVALID_TOPIC_EXCEPTION for an illegal name. v0 reports REPLICA_NOT_AVAILABLE for replicas without
 an endpoint; v6+ reports LISTENER_NOT_FOUND when the leader lacks the request's listener.
-There is no authorizer, so authorized operations are every operation the resource supports.
+Authorization as KafkaApis: a topic the principal may not DESCRIBE is left out of an all-topics answer and,
+when named, answered TOPIC_AUTHORIZATION_FAILED with the zero topic id (asked by id: no name, the id);
+authorized operations are the principal's real bit sets (cluster: 0 without DESCRIBE on it).
 Thread-safety: stateless; reads one MetadataCache snapshot per request.
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kafkapy.common.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, InvalidRequestError, InvalidTopicExceptionError
 from kafkapy.common.internal_topics import (
     GROUP_METADATA_TOPIC_NAME,
@@ -35,24 +37,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
-# AclOperation bits: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
-# ALTER_CONFIGS 11 (a topic's supported operations; all allowed without an authorizer).
-TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-# CLUSTER: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
-# IDEMPOTENT_WRITE 12, CREATE_TOKENS 13, DESCRIBE_TOKENS 14.
-CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
 Resp = MetadataResponse
 
 
-def authorized_operations(ctx: RequestContext, resource_type: ResourceType, name: str, supported: int) -> int:
-    """The bits of `supported` (AclOperation codes) the principal is authorized for on the resource."""
-    if ctx.server.authorizer is None:
-        return supported
-    return sum(1 << op for op in range(3, 15)
-               if supported & (1 << op) and ctx.authorize(AclOperation(op), resource_type, name))
+def cluster_authorized_operations(ctx: RequestContext) -> int:
+    """Kafka's rule for Metadata v8-10 and DescribeCluster: 0 without DESCRIBE on the cluster, else the bit set."""
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return 0
+    return ctx.authorized_operations(ResourceType.CLUSTER)
 
 
 def _topic(error: int, name: str | None, topic_id: Any = ZERO_UUID, partitions: list | None = None) -> Any:
@@ -91,6 +86,17 @@ def auto_create_topics(services: BrokerServices, names: list[str]) -> dict[str, 
             out[name] = ErrorCode.INVALID_TOPIC_EXCEPTION
             continue
         partitions, rf, configs = _auto_create_spec(services.config, name, live)
+        if rf > live and name in INTERNAL_TOPICS:
+            # Cluster mode only (embedded caps the factor): an internal topic created with fewer replicas than
+            # configured would stay that way, so Kafka refuses until enough brokers are up.
+            key = ("offsets.topic.replication.factor" if name == GROUP_METADATA_TOPIC_NAME
+                   else "transaction.state.log.replication.factor")
+            log.error("Number of alive brokers '%d' does not meet the required replication factor '%d' for the %s "
+                      "topic (configured via '%s'). This error can be ignored if the cluster is starting up and not "
+                      "all brokers are up yet.", live, rf,
+                      "offsets" if name == GROUP_METADATA_TOPIC_NAME else "transactions state", key)
+            out[name] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+            continue
         creatable.append((name, partitions, rf, None, configs))
         out[name] = ErrorCode.LEADER_NOT_AVAILABLE
     controller = services.controller
@@ -150,6 +156,8 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
     unauthorized = [n for n in names if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, n)]
     if unauthorized:
         names = [n for n in names if n not in set(unauthorized)]
+    by_id = bool(request.topics) and version >= 12 and any(
+        t.topic_id is not None and t.topic_id != ZERO_UUID for t in request.topics)
 
     topics_md = cache.get_topic_metadata(None if all_topics else names, listener,
                                          error_unavailable_endpoints=version == 0,
@@ -158,7 +166,11 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
         topics_md = [tm for tm in topics_md if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, tm.name)]
     include_ops = version >= 8 and request.include_topic_authorized_operations
     out_topics = [_topic(ErrorCode.UNKNOWN_TOPIC_ID, None, tid) for tid in dict.fromkeys(unknown_ids)]
-    out_topics.extend(_topic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, n, snapshot.topic_ids.get(n)) for n in unauthorized)
+    # Asked by name, the id of a topic one may not describe stays hidden (zero); asked by id, the name does.
+    denied = [_topic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, snapshot.topic_ids.get(n)) if by_id
+              else _topic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, n) for n in unauthorized]
+    for t in denied:
+        t.is_internal = False
     for tm in topics_md:
         parts = [Resp.MetadataResponsePartition(
             error_code=int(p.error_code), partition_index=p.partition, leader_id=p.leader,
@@ -174,10 +186,10 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
             if allow:
                 # Auto-creation needs CREATE on the cluster or on the topic.
                 may_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
-                denied = [] if may_create else [
+                create_denied = [] if may_create else [
                     n for n in missing if not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, n)]
-                errors = auto_create_topics(services, [n for n in missing if n not in denied])
-                errors.update((n, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in denied)
+                errors = auto_create_topics(services, [n for n in missing if n not in create_denied])
+                errors.update((n, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in create_denied)
             else:
                 errors = {}
                 for name in missing:
@@ -187,14 +199,17 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
                     except InvalidTopicExceptionError:
                         errors[name] = ErrorCode.INVALID_TOPIC_EXCEPTION
             for name in missing:
-                out_topics.append(_topic(errors[name], name, snapshot.topic_ids.get(name)))
-    if include_ops:
+                code = errors[name]
+                out_topics.append(_topic(code, name, ZERO_UUID if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                                         else snapshot.topic_ids.get(name)))
+    if include_ops:  # Kafka sets them on the described topics only, not on the refused ones
         for t in out_topics:
-            t.topic_authorized_operations = authorized_operations(
-                ctx, ResourceType.TOPIC, t.name or "", TOPIC_AUTHORIZED_OPERATIONS)
+            if t.error_code != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                t.topic_authorized_operations = ctx.authorized_operations(ResourceType.TOPIC, t.name or "")
+    out_topics.extend(denied)
     cluster_ops = AUTHORIZED_OPERATIONS_OMITTED
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:
-        cluster_ops = authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_AUTHORIZED_OPERATIONS)
+        cluster_ops = cluster_authorized_operations(ctx)
 
     brokers = [Resp.MetadataResponseBroker(node_id=n.id, host=n.host, port=n.port, rack=n.rack)
                for n in cache.get_alive_broker_nodes(listener)]
