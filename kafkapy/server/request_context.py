@@ -19,7 +19,7 @@ from kafkapy.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
-from kafkapy.server.auth.acl_authorizer import authorization_error
+from kafkapy.server.auth.acl_authorizer import SUPPORTED_OPERATIONS, authorization_error, operations_bits
 
 if TYPE_CHECKING:
     from kafkapy.server.broker_services import BrokerServices
@@ -63,6 +63,14 @@ class RequestContext:
         answers it (whole request) with the error code in every error field."""
         if not self.authorize(operation, resource_type, name):
             raise authorization_error(resource_type, name)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str = CLUSTER_NAME) -> int:
+        """The authorized_operations bit set (Metadata, DescribeCluster, DescribeGroups) of this principal on the
+        resource: every supported operation without an authorizer, as Kafka."""
+        authorizer = self.server.authorizer
+        if authorizer is None:
+            return operations_bits(SUPPORTED_OPERATIONS.get(resource_type, ()))
+        return authorizer.authorized_operations(self.principal, self.client_host, resource_type, name)
 
     def respond(self, body: Message) -> None:
         chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id, body)

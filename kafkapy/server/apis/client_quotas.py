@@ -3,7 +3,9 @@
 What `kafkapy configs --entity-type users|clients --describe|--alter` (and kafka-configs.sh) send: the
 quotas live in the metadata store (server/quota/client_quota_store.py); an alteration is applied to this
 broker's ClientQuotaManagers at once (others follow the config-change notification). Errors as Kafka:
-INVALID_REQUEST for a bad filter, entity, key or value. Thread-safety: stateless.
+INVALID_REQUEST for a bad filter, entity, key or value. Without ALTER_CONFIGS on the cluster every entry gets
+CLUSTER_AUTHORIZATION_FAILED (Kafka's getErrorResponse), so a refused alteration never reads as done.
+Thread-safety: stateless.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkapy.common.acl import AclOperation, ResourceType
-from kafkapy.common.errors import InvalidRequestError, KafkaError
+from kafkapy.common.errors import ErrorCode, InvalidRequestError, KafkaError
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
     AlterClientQuotasRequest,
@@ -48,7 +50,18 @@ def handle_describe_client_quotas(ctx: RequestContext, request: DescribeClientQu
         values=[DResp.ValueData(key=k, value=v) for k, v in sorted(quotas.items())]) for entity, quotas in found])
 
 
-@api(ApiKey.ALTER_CLIENT_QUOTAS, 0, 1)
+# Kafka's Errors.message() of the whole-request errors an alteration can meet.
+_ERROR_MESSAGES: dict[int, str] = {ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed."}
+
+
+def _alter_error(request: AlterClientQuotasRequest, version: int, code: int) -> AlterClientQuotasResponse:
+    return AResp(entries=[AResp.EntryData(
+        error_code=code, error_message=_ERROR_MESSAGES.get(code),
+        entity=[AResp.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])
+        for entry in request.entries])
+
+
+@api(ApiKey.ALTER_CLIENT_QUOTAS, 0, 1, error_response=_alter_error)
 def handle_alter_client_quotas(ctx: RequestContext, request: AlterClientQuotasRequest) -> AlterClientQuotasResponse:
     ctx.require(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)
     store = _store(ctx)

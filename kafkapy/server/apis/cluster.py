@@ -2,7 +2,7 @@
 AlterPartitionReassignments (45) v0.
 
 DescribeCluster answers from the MetadataCache (alive brokers on the request's listener, cluster id,
-controller id; every cluster operation is authorized, there is no authorizer). ElectLeaders goes to the
+controller id; cluster_authorized_operations is the principal's real bit set, 0 without DESCRIBE on the cluster). ElectLeaders goes to the
 Controller (ELECTION_NOT_NEEDED when the wanted leader already leads; with a null partition list every
 partition is tried and, as Kafka does, those that needed no election are left out of the answer).
 Reassignments: kafkapy's controller does not move replicas yet. Listing reports partitions the store
@@ -39,6 +39,7 @@ from kafkapy.protocol.messages import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
+from kafkapy.server.apis.metadata import cluster_authorized_operations
 from kafkapy.server.apis.registry import api
 from kafkapy.server.apis.topics import controller_of, respond_after_controller
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
@@ -46,9 +47,6 @@ from kafkapy.server.purgatory.delayed_controller_operation import controller_res
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
 
-# AclOperation bits a CLUSTER supports: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
-# ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12, CREATE_TOKENS 13, DESCRIBE_TOKENS 14.
-CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 ENDPOINT_TYPE_BROKER = 1
 ENDPOINT_TYPE_NAMES = {1: "BROKER", 2: "CONTROLLER"}
@@ -85,7 +83,7 @@ def handle_describe_cluster(ctx: RequestContext, request: DescribeClusterRequest
         controller_id = -1  # Kafka hides a controller clients could not reach
     brokers = [DescribeClusterResponse.DescribeClusterBroker(broker_id=n.id, host=n.host, port=n.port, rack=n.rack)
                for n in nodes]
-    operations = CLUSTER_AUTHORIZED_OPERATIONS if request.include_cluster_authorized_operations \
+    operations = cluster_authorized_operations(ctx) if request.include_cluster_authorized_operations \
         else AUTHORIZED_OPERATIONS_OMITTED
     return DescribeClusterResponse(throttle_time_ms=0, error_code=0, error_message=None,
                                    endpoint_type=ENDPOINT_TYPE_BROKER, cluster_id=snapshot.cluster_id or "",

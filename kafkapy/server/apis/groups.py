@@ -52,8 +52,6 @@ if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
 
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
-# AclOperation bits a group supports: READ 3, DELETE 6, DESCRIBE 8 (all allowed without an authorizer).
-GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 CLASSIC_GROUP_TYPE = "classic"
 # Kafka's Errors.message() texts for the errors FindCoordinator answers with.
@@ -260,8 +258,7 @@ def handle_leave_group(ctx: RequestContext, request: LeaveGroupRequest) -> Leave
 def handle_describe_groups(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
     version = ctx.api_version
     coordinator = _coordinator(ctx)
-    ops = GROUP_AUTHORIZED_OPERATIONS if version >= 3 and request.include_authorized_operations \
-        else AUTHORIZED_OPERATIONS_OMITTED
+    with_ops = version >= 3 and request.include_authorized_operations
     Resp = DescribeGroupsResponse
     groups = []
     error: int
@@ -269,20 +266,23 @@ def handle_describe_groups(ctx: RequestContext, request: DescribeGroupsRequest) 
         if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             groups.append(Resp.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
                                               group_state="", protocol_type="", protocol_data="",
-                                              authorized_operations=ops))
+                                              authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
             continue
         if coordinator is None:
             error, summary = ErrorCode.COORDINATOR_NOT_AVAILABLE, None
             groups.append(Resp.DescribedGroup(error_code=error, group_id=group_id, group_state="", protocol_type="",
-                                              protocol_data="", authorized_operations=ops))
+                                              protocol_data="", authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
             continue
         error, summary = coordinator.handle_describe_group(group_id)
+        # Kafka sets the principal's real bit set on the groups described without error only.
+        ops = ctx.authorized_operations(ResourceType.GROUP, group_id) if with_ops else AUTHORIZED_OPERATIONS_OMITTED
         if summary is None:
             missing = version >= 6
             groups.append(Resp.DescribedGroup(
                 error_code=ErrorCode.GROUP_ID_NOT_FOUND if missing else 0,
                 error_message=f"Group {group_id} not found." if missing else None, group_id=group_id,
-                group_state="Dead", protocol_type="", protocol_data="", authorized_operations=ops))
+                group_state="Dead", protocol_type="", protocol_data="",
+                authorized_operations=AUTHORIZED_OPERATIONS_OMITTED if missing else ops))
             continue
         members = [Resp.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
                                              client_id=m.client_id, client_host=m.client_host,
@@ -290,7 +290,8 @@ def handle_describe_groups(ctx: RequestContext, request: DescribeGroupsRequest) 
                    for m in summary.members]
         groups.append(Resp.DescribedGroup(error_code=error, group_id=group_id, group_state=summary.state,
                                           protocol_type=summary.protocol_type, protocol_data=summary.protocol,
-                                          members=members, authorized_operations=ops))
+                                          members=members,
+                                          authorized_operations=ops if not error else AUTHORIZED_OPERATIONS_OMITTED))
     return Resp(throttle_time_ms=0, groups=groups)
 
 

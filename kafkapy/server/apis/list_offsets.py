@@ -9,6 +9,8 @@ OffsetForLeaderEpoch: the end offset of the requested leader epoch from the lead
 (librdkafka validates its positions with it after a leader change); unknown epoch -> (-1, -1).
 Both check current_leader_epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) and leadership
 (NOT_LEADER_OR_FOLLOWER; replica id -2, Kafka's debugging id, may read any replica).
+Authorization: ListOffsets DESCRIBE on each topic; OffsetForLeaderEpoch CLUSTER_ACTION (brokers) or DESCRIBE on
+each topic; a refused topic's partitions carry TOPIC_AUTHORIZATION_FAILED.
 Thread-safety: stateless.
 """
 
@@ -82,9 +84,16 @@ def offset_for_leader_epoch_error_response(request: OffsetForLeaderEpochRequest,
 def handle_offset_for_leader_epoch(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
     rm = ctx.server.replica_manager
     fetch_only_from_leader = request.replica_id != DEBUGGING_REPLICA_ID
+    # Kafka (KIP-320): CLUSTER_ACTION for brokers, else DESCRIBE on each topic.
+    replica = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     topics = []
     for t in request.topics:
         parts = []
+        if not replica and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic):
+            topics.append(OE.OffsetForLeaderTopicResult(topic=t.topic, partitions=[
+                OE.EpochEndOffset(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
+                for p in t.partitions]))
+            continue
         for p in t.partitions:
             error, epoch, end_offset = rm.last_offset_for_leader_epoch(
                 TopicPartition(t.topic, p.partition), p.current_leader_epoch, p.leader_epoch, fetch_only_from_leader)

@@ -7,6 +7,10 @@ __consumer_offsets (DEFERRED); v1 may carry a commit timestamp, v2-4 a retention
 expire timestamp); a null metadata string is stored as "". OffsetFetch v0-1 report a group-level
 error in every requested partition, v2-7 in the top-level error code, v8+ per group; a null topic
 list (v2+) returns every committed offset of the group.
+Authorization as KafkaApis: OffsetCommit READ on the group and on each topic; OffsetFetch DESCRIBE on the
+group, and on each topic (a named one the principal may not describe answers offset -1 with
+TOPIC_AUTHORIZATION_FAILED, an all-offsets answer leaves it out); OffsetDelete DELETE on the group and READ
+on each topic.
 
 Thread-safety: stateless; the commit response is sent from the thread that completes the append.
 """
@@ -99,19 +103,34 @@ def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest) -> A
 
 # -- OffsetFetch ----------------------------------------------------------------------------------------
 
-def _fetch_group(coordinator: Any, group_id: str, topics: list[tuple[str, list[int]]] | None, require_stable: bool
-                 ) -> tuple[int, list[tuple[str, list[tuple[int, OffsetFetchPartition]]]]]:
-    """(group error, [(topic, [(partition, data)])]) in request order, or sorted for all offsets."""
+_UNAUTHORIZED_PARTITION = OffsetFetchPartition(INVALID_OFFSET, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+
+
+def _fetch_group(ctx: RequestContext, coordinator: Any, group_id: str, topics: list[tuple[str, list[int]]] | None,
+                 require_stable: bool) -> tuple[int, list[tuple[str, list[tuple[int, OffsetFetchPartition]]]]]:
+    """(group error, [(topic, [(partition, data)])]) in request order, or sorted for all offsets. Topics the
+    principal may not DESCRIBE are never read: named ones answer TOPIC_AUTHORIZATION_FAILED, the rest are hidden."""
     if coordinator is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
-    wanted = None if topics is None else [TopicPartition(name, p) for name, parts in topics for p in parts]
+    denied = set() if topics is None else {
+        name for name, _ in topics if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name)}
+    wanted = None if topics is None else [TopicPartition(name, p) for name, parts in topics for p in parts
+                                          if name not in denied]
     error, data = coordinator.handle_fetch_offsets(group_id, require_stable, wanted)
     if error:
         return error, []
     out: dict[str, list[tuple[int, OffsetFetchPartition]]] = {}
-    order = wanted if wanted is not None else sorted(data)
+    if wanted is None:
+        described = {t for t in {tp.topic for tp in data}
+                     if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t)}
+        order = sorted(tp for tp in data if tp.topic in described)
+    else:
+        order = wanted
     for tp in order:
         out.setdefault(tp.topic, []).append((tp.partition, data.get(tp, OffsetFetchPartition(INVALID_OFFSET, -1, "", 0))))
+    for name, parts in topics or []:
+        if name in denied:
+            out.setdefault(name, []).extend((p, _UNAUTHORIZED_PARTITION) for p in parts)
     return 0, list(out.items())
 
 
@@ -128,7 +147,7 @@ def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> Off
                 groups.append(Resp.OffsetFetchResponseGroup(group_id=g.group_id,
                                                             error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[]))
                 continue
-            error, found = _fetch_group(coordinator, g.group_id, topics, request.require_stable)
+            error, found = _fetch_group(ctx, coordinator, g.group_id, topics, request.require_stable)
             groups.append(Resp.OffsetFetchResponseGroup(group_id=g.group_id, error_code=error, topics=[
                 Resp.OffsetFetchResponseTopics(name=name, partitions=[
                     Resp.OffsetFetchResponsePartitions(partition_index=p, committed_offset=d.offset,
@@ -139,7 +158,7 @@ def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> Off
         return Resp(throttle_time_ms=0, groups=groups)
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
     ctx.require(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id)
-    error, found = _fetch_group(coordinator, request.group_id, topics, version >= 7 and request.require_stable)
+    error, found = _fetch_group(ctx, coordinator, request.group_id, topics, version >= 7 and request.require_stable)
     if error and version < 2:
         # No top-level error before v2: every requested partition carries it.
         found = [(name, [(p, OffsetFetchPartition(INVALID_OFFSET, -1, "", error)) for p in parts])
@@ -165,9 +184,12 @@ def handle_offset_delete(ctx: RequestContext, request: OffsetDeleteRequest) -> O
     errors: dict[TopicPartition, int] = {}
     known = []
     for t in request.topics:
+        readable = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t.name)
         for p in t.partitions:
             tp = TopicPartition(t.name, p.partition_index)
-            if cache.contains(tp):
+            if not readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif cache.contains(tp):
                 known.append(tp)
             else:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

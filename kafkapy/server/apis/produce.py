@@ -39,6 +39,7 @@ _SIZE_AND_MAGIC = struct.Struct(">iib")  # batchLength, partitionLeaderEpoch, ma
 _ATTRIBUTES = struct.Struct(">h")
 _BATCH_LENGTH = struct.Struct(">i")
 _ZSTD = 4
+_TRANSACTIONAL = 0x10
 
 
 def validate_produce_batch_structure(records: Any, version: int) -> None:
@@ -63,6 +64,18 @@ def validate_produce_batch_structure(records: Any, version: int) -> None:
         rest = n - size - 12
         if rest >= 12 and size + 12 + 12 + _BATCH_LENGTH.unpack_from(records, size + 12 + 8)[0] <= n:
             raise InvalidRecordError(f"{what} are only allowed to contain exactly one record batch per partition")
+
+
+def has_transactional_records(request: ProduceRequest) -> bool:
+    """Kafka's RequestUtils.hasTransactionalRecords: is the first batch of any partition a magic-2 batch with
+    the isTransactional attribute (bit 4)? Header bytes only."""
+    for t in request.topic_data:
+        for p in t.partition_data:
+            records = p.records
+            if records is not None and len(records) >= 23 and records[16] >= 2 and \
+                    _ATTRIBUTES.unpack_from(records, 21)[0] & _TRANSACTIONAL:
+                return True
+    return False
 
 
 def up_convert_legacy_records(records: Any) -> Any:
@@ -139,8 +152,13 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
     version = ctx.api_version
     if acks not in (-1, 0, 1):
         return produce_error_response(request, version, ErrorCode.INVALID_REQUIRED_ACKS)
-    if request.transactional_id is not None and not ctx.authorize(
-            AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+    if has_transactional_records(request) and (request.transactional_id is None or not ctx.authorize(
+            AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)):
+        # Kafka: a transactional batch needs a transactional id the principal may WRITE; without this a batch
+        # with no id (or another principal's) would open a transaction nobody ends, pinning the LSO.
+        if acks == 0:  # no response to carry the error: close, as for any failed acks=0 partition
+            ctx.close()
+            return DEFERRED
         return produce_error_response(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     entries: dict[TopicPartition, Any] = {}
     refused: dict[TopicPartition, PartitionResponse] = {}

@@ -4,7 +4,9 @@ What `kafkapy configs --entity-type users --alter --add-config 'SCRAM-SHA-256=[p
 (and Kafka's kafka-configs.sh) send: the client salts and hashes; the broker stores Kafka's
 credential text under /config/users/<user> (server/security/scram_credentials.py), where SCRAM
 logins read it. Per-user errors as Kafka: UNSUPPORTED_SASL_MECHANISM, UNACCEPTABLE_CREDENTIAL
-(iterations outside 4096..16384, empty name), DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND.
+(iterations outside 4096..16384, empty name), DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND. Without ALTER on the
+cluster every named user gets CLUSTER_AUTHORIZATION_FAILED (Kafka's getErrorResponse: users sorted, no message),
+so a refused alteration never reads as done.
 Thread-safety: stateless (the store is thread-safe).
 """
 
@@ -47,7 +49,14 @@ def handle_describe_user_scram_credentials(ctx: RequestContext, request: Describ
     return DResp(error_code=0, results=results)
 
 
-@api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
+def _alter_error(request: AlterUserScramCredentialsRequest, version: int, code: int
+                 ) -> AlterUserScramCredentialsResponse:
+    users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
+    return AResp(results=[AResp.AlterUserScramCredentialsResult(user=u, error_code=code, error_message=None)
+                          for u in users])
+
+
+@api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, error_response=_alter_error)
 def handle_alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest
                                         ) -> AlterUserScramCredentialsResponse:
     ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)

@@ -9,6 +9,11 @@ coordinator about markers that landed in __consumer_offsets, DescribeProducers r
 producer state. Kafka's rules: a partition of a missing topic fails with UNKNOWN_TOPIC_OR_PARTITION and the
 others with OPERATION_NOT_ATTEMPTED; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for clients too old to
 know it (AddPartitions/AddOffsets/EndTxn < v2, TxnOffsetCommit < v2).
+Authorization as KafkaApis: AddPartitionsToTxn v0-3 WRITE on the transactional id and on each topic (refused
+topics' partitions TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED), v4+ CLUSTER_ACTION (brokers
+only); AddOffsetsToTxn/EndTxn/TxnOffsetCommit WRITE on the transactional id (+ READ group, TxnOffsetCommit READ
+on each topic); WriteTxnMarkers ALTER or CLUSTER_ACTION on the cluster (refused: logged, the error on every
+partition); DescribeProducers READ on each topic; Describe/ListTransactions DESCRIBE on each transactional id.
 Thread-safety: stateless; responses go out from whichever thread completes the work.
 """
 
@@ -20,9 +25,17 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
-from kafkapy.common.errors import CoordinatorNotAvailableError, ErrorCode, NotLeaderOrFollowerError
-from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
+from kafkapy.common.errors import (
+    CoordinatorNotAvailableError,
+    ErrorCode,
+    KafkaError,
+    NotLeaderOrFollowerError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
+from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME, INTERNAL_TOPICS
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller import topic as topic_rules
 from kafkapy.coordinator.group_metadata import OffsetAndMetadata
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
@@ -96,18 +109,32 @@ def _unknown_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> dict[
             for tp in partitions}
 
 
+def _unwritable_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
+    """Kafka's client-side (v0-3) rule: WRITE on each topic (never on an internal one); with any topic refused,
+    its partitions fail with TOPIC_AUTHORIZATION_FAILED and the others are not attempted."""
+    topics = {tp.topic for tp in partitions}
+    denied = {t for t in topics if t in INTERNAL_TOPICS or not ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, t)}
+    if not denied:
+        return _unknown_partition_codes(ctx, partitions)
+    cache = ctx.server.metadata_cache
+    return {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp.topic in denied else
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if not cache.contains(tp) else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in partitions}
+
+
 @api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5, error_response=_add_partitions_error)
 def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -> Any:
     version = ctx.api_version
     if version >= 4:
+        # The batched form comes from brokers only (KIP-890): a client may not drive another's transaction.
+        ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
         return _add_partitions_batched(ctx, request)
     ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.v3_and_below_transactional_id)
     topics: dict[str, list[int]] = {}
     for t in request.v3_and_below_topics:
-        ctx.require(AclOperation.WRITE, ResourceType.TOPIC, t.name)
         topics.setdefault(t.name, []).extend(t.partitions)
     partitions = {TopicPartition(t, p) for t, ps in topics.items() for p in ps}
-    codes = _unknown_partition_codes(ctx, partitions)
+    codes = _unwritable_partition_codes(ctx, partitions)
     if codes is not None:
         return _add_partitions_response(topics, codes)
     coordinator = _txn_coordinator(ctx)
@@ -201,9 +228,23 @@ def handle_end_txn(ctx: RequestContext, request: EndTxnRequest) -> Any:
 
 # -- WriteTxnMarkers -------------------------------------------------------------------------------------
 
-@api(ApiKey.WRITE_TXN_MARKERS, 0, 1)
+def _write_txn_markers_error(request: WriteTxnMarkersRequest, version: int, code: int) -> WriteTxnMarkersResponse:
+    """Kafka's WriteTxnMarkersRequest.getErrorResponse: the error on every partition of every marker."""
+    R = WriteTxnMarkersResponse
+    return R(markers=[R.WritableTxnMarkerResult(producer_id=m.producer_id, topics=[
+        R.WritableTxnMarkerTopicResult(name=t.name, partitions=[
+            R.WritableTxnMarkerPartitionResult(partition_index=p, error_code=code) for p in t.partition_indexes])
+        for t in m.topics]) for m in request.markers])
+
+
+@api(ApiKey.WRITE_TXN_MARKERS, 0, 1, error_response=_write_txn_markers_error)
 def handle_write_txn_markers(ctx: RequestContext, request: WriteTxnMarkersRequest) -> Any:
-    ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+    # Kafka: ALTER on the cluster, else CLUSTER_ACTION.
+    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER) and \
+            not ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER):
+        log.warning("WriteTxnMarkers from %s (client %s) refused: CLUSTER_ACTION on the cluster is not authorized; "
+                    "%d marker(s) not written", ctx.principal, ctx.client_id, len(request.markers))
+        ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     services = ctx.server
     rm = services.replica_manager
     R = WriteTxnMarkersResponse
@@ -297,9 +338,12 @@ def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitReques
     codes: dict[TopicPartition, int] = {}
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     for t in request.topics:
+        readable = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t.name)
         for p in t.partitions:
             tp = TopicPartition(t.name, p.partition_index)
-            if not services.metadata_cache.contains(tp):
+            if not readable:
+                codes[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif not services.metadata_cache.contains(tp):
                 codes[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 offsets[tp] = OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch,
@@ -326,10 +370,26 @@ def handle_describe_producers(ctx: RequestContext, request: DescribeProducersReq
     topics = []
     for t in request.topics:
         parts = []
+        # Kafka: a valid name, READ on the topic (producer ids and epochs are a transaction's keys), a known topic.
+        topic_error: KafkaError | None = None
+        try:
+            topic_rules.validate(t.name)
+        except KafkaError as e:
+            topic_error = e
+        if topic_error is None and not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t.name):
+            topic_error = TopicAuthorizationFailedError("Topic authorization failed.")
+        elif topic_error is None and not ctx.server.metadata_cache.contains_topic(t.name):
+            topic_error = UnknownTopicOrPartitionError("This server does not host this topic-partition.")
         for index in t.partition_indexes:
             tp = TopicPartition(t.name, index)
+            if topic_error is not None:
+                parts.append(R.PartitionResponse(partition_index=index, error_code=topic_error.code,
+                                                 error_message=topic_error.message))
+                continue
             try:
-                local_log = rm.get_leader_partition_or_error(tp).log
+                # Any local replica answers, as Kafka's Partition.activeProducerState (find-hanging asks the
+                # followers too).
+                local_log = rm.get_partition_or_error(tp).log
                 if local_log is None:
                     raise NotLeaderOrFollowerError(f"Leader not local for partition {tp}")
                 entries = local_log.producer_state_manager.active_producers()

@@ -46,7 +46,7 @@ from kafkapy.common.errors import (
     TransactionalIdAuthorizationFailedError,
 )
 from kafkapy.common.kafka_principal import KafkaPrincipal
-from kafkapy.controller import zk_data
+from kafkapy.zk import zk_data
 
 log = logging.getLogger("kafka.authorizer.logger")
 
@@ -90,6 +90,26 @@ _AUTHORIZATION_ERRORS = {
     ResourceType.DELEGATION_TOKEN: (DelegationTokenAuthorizationFailedError,
                                     "Delegation Token authorization failed."),
 }
+
+
+# Kafka's AclEntry.supportedOperations: what authorized_operations bit sets are drawn from. The token operations
+# belong to USER, not to the cluster (a cluster's set never carries CREATE_TOKENS / DESCRIBE_TOKENS).
+SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
+    ResourceType.TOPIC: (AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE,
+                         AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS,
+                         AclOperation.ALTER_CONFIGS),
+    ResourceType.GROUP: (AclOperation.READ, AclOperation.DELETE, AclOperation.DESCRIBE),
+    ResourceType.CLUSTER: (AclOperation.CREATE, AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CLUSTER_ACTION,
+                           AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE),
+    ResourceType.TRANSACTIONAL_ID: (AclOperation.DESCRIBE, AclOperation.WRITE),
+    ResourceType.DELEGATION_TOKEN: (AclOperation.DESCRIBE,),
+    ResourceType.USER: (AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS),
+}
+
+
+def operations_bits(operations: Iterable[AclOperation]) -> int:
+    """Kafka's Utils.to32BitField over operation codes: the authorized_operations wire value."""
+    return sum(1 << int(op) for op in set(operations))
 
 
 def authorization_error(resource_type: ResourceType, name: str) -> KafkaError:
@@ -181,6 +201,13 @@ class AclAuthorizer:
         log.debug("Principal = %s is Denied Operation = %s from host = %s on resource = %s:%s (no ALLOW)",
                   who, operation.title, host, resource_type.title, name)
         return False
+
+    def authorized_operations(self, principal: KafkaPrincipal, host: str, resource_type: ResourceType, name: str
+                              ) -> int:
+        """Kafka's AuthHelper.authorizedOperations: the bit set of the resource type's supported operations this
+        principal may perform on the literal resource (not logged, as Kafka passes logIfAllowed/Denied=false)."""
+        return operations_bits(op for op in SUPPORTED_OPERATIONS.get(resource_type, ())
+                               if self.authorize(principal, host, op, resource_type, name))
 
     def authorize_any(self, principal: KafkaPrincipal, host: str, operation: AclOperation,
                       resource_type: ResourceType) -> bool:
