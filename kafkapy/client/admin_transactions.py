@@ -165,7 +165,10 @@ def describe_producers(calls: AdminCalls, partitions: Iterable[TopicPartition], 
         return result
 
     if broker_id is not None:
-        return send(broker_id, wanted, int(timeout))
+        deadline = calls.time.milliseconds() + timeout
+        if broker_id not in calls.client.cluster.brokers:  # a fresh client knows only the bootstrap servers
+            calls.metadata([], deadline)
+        return send(broker_id, wanted, calls.remaining(deadline))
     return call_partition_leaders(calls.client, wanted, send, timeout, "describeProducers", fail_unknown_topics=True,
                                   refresh_first=True)
 

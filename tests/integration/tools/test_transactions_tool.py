@@ -60,10 +60,18 @@ def test_list_describe_and_abort_a_hanging_transaction(kafkapy_broker, cli, uniq
     cols = r.lines[1].split()
     assert (cols[0], cols[1], cols[2], cols[3], cols[5]) == (producer_id, "0", "-1", "1", "0")
 
+    # --broker-id names the replica to ask (a fresh client learns its address from Metadata first).
+    by_broker = cli("transactions", "--bootstrap-server", bootstrap, "describe-producers", "--topic", unique_topic,
+                    "--partition", "0", "--broker-id", "0")
+    assert (by_broker.rc, by_broker.lines) == (0, r.lines), by_broker.err
+
     r = cli("transactions", "--bootstrap-server", bootstrap, "find-hanging", "--topic", unique_topic,
             "--max-transaction-timeout", "0")
     assert r.rc == 0, r.err
     assert len(r.lines) == 1  # the coordinator still lists the partition: open, not hanging
+    r = cli("transactions", "--bootstrap-server", bootstrap, "find-hanging", "--broker-id", "0",
+            "--max-transaction-timeout", "0")
+    assert (r.rc, len(r.lines)) == (0, 1), r.err
 
     r = cli("transactions", "--bootstrap-server", bootstrap, "--output", "json", "list")
     assert r.rc == 0, r.err
