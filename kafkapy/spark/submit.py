@@ -7,6 +7,10 @@ No SPARK_HOME or activated virtualenv is needed: the script is found next to the
 - PYTHONPATH with the directory holding kafkapy first (an editable checkout becomes visible to Spark's
   Python workers, and PySpark's discovery finds the `pyspark_kafkapy` module there);
 - `--master local[*]` unless a `--master` is given (any master passes through: spark://host:port, ...);
+- a Python pipeline runs through spark/pipeline_runner.py, which installs kafkapy's hooks first
+  (format("kafka") is kafkapy's source, Spark's Kafka save modes: spark/kafka_format.py), so a pipeline
+  written for Spark's Kafka connector runs unedited; `--name` defaults to the pipeline's file name, as
+  spark-submit's own default would be;
 - quiet logs (log4j2 root level WARN, no console progress bar) through a SPARK_CONF_DIR holding a
   log4j2.properties, unless `--verbose` is given or SPARK_CONF_DIR is already set.
 Every other argument (`--conf k=v`, `--py-files`, `--driver-memory`, the pipeline and its arguments)
@@ -84,6 +88,35 @@ def _has_flag(args: Sequence[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
+# spark-submit options that take no value (every other `--option` takes the next argument).
+_FLAGS = frozenset({"--verbose", "-v", "--supervise", "--help", "-h", "--version", "--kill", "--status"})
+
+
+def _primary_index(args: Sequence[str]) -> int | None:
+    """The position of spark-submit's primary resource (its first non-option argument)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-"):
+            return i
+        i += 1 if a in _FLAGS or "=" in a else 2
+    return None
+
+
+def with_pipeline_runner(args: Sequence[str]) -> list[str]:
+    """`args` with a .py primary resource run through kafkapy's pipeline runner."""
+    out = list(args)
+    i = _primary_index(out)
+    if i is None or not out[i].endswith(".py"):
+        return out
+    runner = str(Path(__file__).resolve().parent / "pipeline_runner.py")
+    pipeline = out[i]
+    out[i:i + 1] = [runner, pipeline]
+    if not _has_flag(out[:i], "--name") and not any("spark.app.name=" in a for a in out[:i]):
+        out[i:i] = ["--name", Path(pipeline).name]
+    return out
+
+
 def build_command(args: Sequence[str], environ: dict[str, str] | None = None) -> SubmitCommand:
     """The spark-submit argv and environment for `kafkapy spark-submit ARGS`."""
     env = dict(os.environ if environ is None else environ)
@@ -94,7 +127,7 @@ def build_command(args: Sequence[str], environ: dict[str, str] | None = None) ->
     argv = [str(script)]
     if not _has_flag(args, "--master"):
         argv += ["--master", DEFAULT_MASTER]
-    argv += list(args)
+    argv += with_pipeline_runner(args)
     env["PYSPARK_PYTHON"] = sys.executable
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -129,11 +129,15 @@ def test_no_pipeline_is_a_usage_error(capsys) -> None:
 def test_default_master_and_environment() -> None:
     from kafkapy.spark.submit import build_command
 
+    runner = str(REPO / "kafkapy" / "spark" / "pipeline_runner.py")
     cmd = build_command(["--conf", "a=b", "p.py", "x"], {"PATH": os.environ["PATH"]})
-    assert cmd.argv[1:] == ["--master", "local[*]", "--conf", "a=b", "p.py", "x"]
+    assert cmd.argv[1:] == ["--master", "local[*]", "--conf", "a=b", "--name", "p.py", runner, "p.py", "x"]
     assert cmd.env["PYSPARK_PYTHON"] == sys.executable and cmd.env["SPARK_LOCAL_IP"] == "127.0.0.1"
     assert cmd.quiet
     cmd = build_command(["--master=spark://h:7077", "--verbose", "p.py"], {"PATH": os.environ["PATH"]})
-    assert cmd.argv[1:] == ["--master=spark://h:7077", "--verbose", "p.py"] and not cmd.quiet
+    assert cmd.argv[1:] == ["--master=spark://h:7077", "--verbose", "--name", "p.py", runner, "p.py"]
+    assert not cmd.quiet
+    cmd = build_command(["--name", "job", "--py-files", "dep.py", "dir/p.py"], {"PATH": os.environ["PATH"]})
+    assert cmd.argv[1:] == ["--master", "local[*]", "--name", "job", "--py-files", "dep.py", runner, "dir/p.py"]
 
 

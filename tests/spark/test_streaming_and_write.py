@@ -145,3 +145,31 @@ def test_bad_writes_fail_with_sparks_wording(spark, kafkapy_broker, columns, opt
     with pytest.raises(Exception) as info:
         w.save()
     assert wording in str(info.value)
+
+
+def test_install_maps_kafka_and_gives_spark_save_modes(spark, kafkapy_broker) -> None:
+    """kafkapy.spark.install(spark) on a session the user built: format("kafka") is kafkapy's source (no JVM
+    connector here), a write with no save mode or Append writes, Overwrite / Ignore fail with Spark's text."""
+    from pyspark.errors import AnalysisException
+
+    import kafkapy.spark
+    from kafkapy.spark.kafka_format import jvm_connector_present
+
+    bootstrap = kafkapy_broker.bootstrap
+    create_topic(bootstrap, "installed", 1)
+    kafkapy.spark.install(spark)
+    assert not jvm_connector_present(spark)
+    df = spark.createDataFrame([("k1", "a"), ("k2", "b")], "key string, value string")
+    df.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", "installed").save()
+    df.write.mode("append").save(format="kafka", **{"kafka.bootstrap.servers": bootstrap, "topic": "installed"})
+    for mode, shown in (("overwrite", "Overwrite"), ("ignore", "Ignore")):
+        with pytest.raises(AnalysisException) as e:
+            df.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", "installed") \
+                .mode(mode).save()
+        assert str(e.value) == (
+            f"Save mode {shown} not allowed for Kafka. Allowed save modes are Append and ErrorIfExists (default).")
+    got = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", "installed")
+           .load().selectExpr("CAST(key AS STRING) k", "CAST(value AS STRING) v", "offset").collect())
+    # Two tasks write concurrently: the order across them is not fixed, the content is.
+    assert sorted((r.k, r.v) for r in got) == [("k1", "a"), ("k1", "a"), ("k2", "b"), ("k2", "b")]
+    assert sorted(r.offset for r in got) == [0, 1, 2, 3]
