@@ -55,6 +55,8 @@ class KafkaRequestHandler:
                     self._channel.close_connection(request)
                 except Exception:
                     log.exception("Could not close the connection of %r", request)
+            # Not kept while waiting for the next one: its frame may be up to socket.request.max.bytes.
+            request = None
 
     def stop(self) -> None:
         self._stopped = True

@@ -7,9 +7,9 @@ Bytes written: response chunks from `send_queue`, verbatim (size prefix included
 chunks with send/sendmsg (gathering), FileRegions with os.sendfile (zero copy), partial writes
 resumed at `send_offset`.
 
-Thread-safety: the parse state (size_buf, size_read, frame, frame_view, frame_read) belongs to the
-Processor thread. `lock` guards what a responding thread touches too: `muted`, `handed_over`,
-`send_queue`, `send_offset`, `pending`, `closed` and the socket's write side (and, on TLS
+Thread-safety: the parse state (size_buf, size_read, frame, frame_view, frame_read, frame_size,
+awaiting_memory) belongs to the Processor thread. `lock` guards what a responding thread touches too: `muted`, `handed_over`,
+`send_queue`, `send_offset`, `pending`, `pool_bytes`, `closed` and the socket's write side (and, on TLS
 listeners, the SslTransport's encrypting side: see ssl_transport.py for why reads and writes of one
 SSLObject never overlap). `principal` is set by the Processor (TLS handshake) or the SASL handlers
 while no request of the connection is being served, and copied onto each Request. The socket is closed only with
@@ -46,7 +46,7 @@ class KafkaChannel:
     __slots__ = (
         "sock", "fd", "connection_id", "address", "lock", "size_buf", "size_read", "frame", "frame_view",
         "frame_read", "pending", "muted", "handed_over", "send_queue", "send_offset", "last_active_ms", "closed",
-        "tls", "principal", "close_after_send", "sasl", "unmute_at_ms",
+        "tls", "principal", "close_after_send", "sasl", "unmute_at_ms", "frame_size", "pool_bytes", "awaiting_memory",
     )  # fmt: skip
 
     def __init__(
@@ -63,6 +63,14 @@ class KafkaChannel:
         self.frame: bytearray | None = None
         self.frame_view: memoryview | None = None
         self.frame_read = 0
+        # The frame's announced size: `frame` grows towards it as bytes arrive (never allocated up front).
+        self.frame_size = 0
+        # Bytes reserved from the broker's MemoryPool (queued.max.request.bytes) for the frame being read
+        # or the request in flight; released (under `lock`) when its response is handed back or on close.
+        self.pool_bytes = 0
+        # An announced frame size the pool could not reserve yet: reading stops (muted for memory) and the
+        # bytes already read wait in `pending` until the Processor gets the reservation (-1: none).
+        self.awaiting_memory = -1
         self.pending = bytearray()  # bytes read past the request in flight (pipelining)
         # From a request's arrival until its response is fully written (or dropped): one request in
         # flight per connection keeps responses in request order.

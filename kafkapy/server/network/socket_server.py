@@ -60,6 +60,7 @@ from kafkapy.server.network.acceptor import Acceptor
 from kafkapy.server.network.connection_quotas import ConnectionQuotas
 from kafkapy.server.network.kafka_channel import KafkaChannel
 from kafkapy.server.network.listener_security import ListenerSecurity
+from kafkapy.server.network.memory_pool import MemoryPool
 from kafkapy.server.network.request_channel import (
     CLOSE,
     SEND,
@@ -89,6 +90,11 @@ _POLL_TIMEOUT_S = 0.3
 _ARM_READ = select.EPOLLIN | select.EPOLLONESHOT
 _ARM_WRITE = select.EPOLLOUT | select.EPOLLONESHOT
 _MAX_IDLE_CHECK_MS = 1000
+# A frame's buffer grows by this much as its bytes arrive, so memory follows what was received, not
+# what a size prefix announced.
+_FRAME_STEP = 1024 * 1024
+# While connections wait for pool memory, poll at least this often (a release also wakes the Processor).
+_STARVED_POLL_S = 0.05
 # Processor-side follow-up of a response a responding thread could not finish: write what is left
 # in the channel's send queue (socket full), then unmute and parse the bytes waiting in `pending`.
 _RESUME = 16
@@ -117,8 +123,14 @@ class Processor:
         broker_id: int = 0,
         security: ListenerSecurity | None = None,
         connection_quotas: ConnectionQuotas | None = None,
+        memory_pool: MemoryPool | None = None,
     ) -> None:
         self.id = processor_id
+        self._pool = memory_pool
+        # Connections muted for memory (awaiting_memory >= 0), served in arrival order (this thread only).
+        self._starved: deque[KafkaChannel] = deque()
+        if memory_pool is not None:
+            memory_pool.add_release_listener(self._on_memory_released)
         self._connection_quotas = connection_quotas
         self._channel = request_channel
         self._time = time
@@ -179,6 +191,12 @@ class Processor:
     def enqueue_response(self, response: Response) -> None:
         """Answer a request (called by the responding thread): write it at once when possible,
         else hand it to the Processor thread."""
+        if self._pool is not None:
+            # The request is done with its bytes (Kafka's KafkaRequestHandler releases the buffer
+            # after handling): give its reservation back before the connection may read again.
+            held = self._channels.get(response.request.connection_id)
+            if held is not None:
+                self._release_memory(held)
         if response.delay_ms > 0:
             self._delayed.append((self._time.hi_res_clock_ms() + response.delay_ms,
                                   Response(response.request, response.chunks, response.action)))
@@ -262,13 +280,77 @@ class Processor:
         self._check_size(size, ch)
         if len(pending) < 4 + size:
             return False
+        if not self._reserve(ch, size):
+            return False  # the Processor parses `pending` and waits for memory
         request = self._new_request(ch, bytes(pending[4 : 4 + size]))
         # A request handler answering here goes back to the queue next and takes it itself.
         wake = not self._channel.in_receiver_thread()
         if not self._channel.send_request(request, timeout=0, wake_receiver=wake):
+            self._unreserve(ch)
             return False
         del pending[: 4 + size]
         return True
+
+    # -- queued.max.request.bytes ---------------------------------------------------------------
+
+    def _reserve(self, ch: KafkaChannel, size: int) -> bool:
+        """Reserve a frame's bytes from the pool before buffering them (always True without a pool).
+        Called while no request of `ch` is in flight, so no responder touches `pool_bytes`."""
+        pool = self._pool
+        if pool is None:
+            return True
+        if not pool.try_allocate(size):
+            return False
+        ch.pool_bytes += size
+        return True
+
+    def _unreserve(self, ch: KafkaChannel) -> None:
+        pool = self._pool
+        if pool is not None and ch.pool_bytes:
+            size, ch.pool_bytes = ch.pool_bytes, 0
+            pool.release(size)
+
+    def _release_memory(self, ch: KafkaChannel) -> None:
+        with ch.lock:
+            size, ch.pool_bytes = ch.pool_bytes, 0
+        if size and self._pool is not None:
+            self._pool.release(size)
+
+    def _on_memory_released(self) -> None:
+        if self._starved:
+            self.wakeup()
+
+    def _starve(self, ch: KafkaChannel, size: int, rest: memoryview) -> None:
+        """The pool refused `size` bytes: stop reading `ch` (its read interest is not re-armed) and keep
+        what was read behind the size prefix until the reservation succeeds."""
+        if not self._starved:
+            log.debug("Processor %d: memory pool exhausted, muting %s until memory is released", self.id,
+                      ch.connection_id)
+        ch.awaiting_memory = size
+        ch.pending += rest
+        self._starved.append(ch)
+
+    def _retry_starved(self) -> None:
+        """Give waiting connections their reservation in arrival order while the pool has memory."""
+        starved = self._starved
+        while starved:
+            ch = starved[0]
+            if ch.closed or ch.awaiting_memory < 0:
+                starved.popleft()
+                continue
+            if not self._reserve(ch, ch.awaiting_memory):
+                return
+            starved.popleft()
+            size, ch.awaiting_memory = ch.awaiting_memory, -1
+            self._begin_frame(ch, size)
+            data, ch.pending = ch.pending, bytearray()
+            try:
+                if data:
+                    self._feed(ch, memoryview(data))
+                if not ch.muted and not ch.closed and ch.awaiting_memory < 0:
+                    self._epoll.modify(ch.fd, _ARM_READ)
+            except Exception as e:
+                self._on_connection_error(ch, e)
 
     def wakeup(self) -> None:
         # Only a Processor that may be blocked in poll needs the byte: otherwise it looks at its
@@ -314,6 +396,8 @@ class Processor:
                         self._release_throttled()
                     if self._responses:
                         self._process_new_responses()
+                    if self._starved:
+                        self._retry_starved()
                     self._poll()
                     if self._idle_ms >= 0 and self._now_ms >= self._next_idle_check_ms:
                         self._close_idle_connections()
@@ -389,6 +473,8 @@ class Processor:
             timeout = min(timeout, max(0.0, (self._delayed[0][0] - self._time.hi_res_clock_ms()) / 1000.0))
         if self._throttled and timeout:
             timeout = min(timeout, max(0.0, (self._throttled[0][0] - self._time.hi_res_clock_ms()) / 1000.0))
+        if self._starved and timeout:
+            timeout = min(timeout, _STARVED_POLL_S)
         try:
             events = self._epoll.poll(timeout)
         finally:
@@ -428,17 +514,16 @@ class Processor:
             self._read_tls(ch, ch.tls)
             return
         for _ in range(_MAX_READS_PER_EVENT):
-            if ch.muted or ch.closed:
+            if ch.muted or ch.closed or ch.awaiting_memory >= 0:
                 return  # whoever unmutes re-arms
-            frame_view = ch.frame_view
-            if frame_view is not None and len(frame_view) - ch.frame_read >= _READ_BUF:
+            if ch.frame is not None and ch.frame_size - ch.frame_read >= _READ_BUF:
                 # Large frame: read straight into its buffer, no intermediate copy.
-                n = self._recv(ch, frame_view[ch.frame_read :])
+                n = self._recv(ch, self._frame_room(ch))
                 if not n:
                     break
                 ch.frame_read += n
-                if ch.frame_read == len(frame_view):
-                    self._complete_frame(ch, ch.frame)  # type: ignore[arg-type]
+                if ch.frame_read == ch.frame_size:
+                    self._complete_frame(ch, ch.frame)
                 continue
             n = self._recv(ch, self._read_buf)
             if not n:
@@ -446,7 +531,7 @@ class Processor:
             self._feed(ch, self._read_view[:n])
             if n < _READ_BUF:
                 break  # the socket is drained for now
-        if not ch.muted and not ch.closed:
+        if not ch.muted and not ch.closed and ch.awaiting_memory < 0:
             self._epoll.modify(ch.fd, _ARM_READ)
 
     def _recv(self, ch: KafkaChannel, buf: bytearray | memoryview) -> int:
@@ -468,7 +553,7 @@ class Processor:
             self._epoll.modify(ch.fd, _ARM_WRITE)
             return
         for _ in range(_MAX_READS_PER_EVENT):
-            if ch.muted or ch.closed:
+            if ch.muted or ch.closed or ch.awaiting_memory >= 0:
                 return
             n = self._recv(ch, self._tls_read_view)
             if not n:
@@ -504,7 +589,7 @@ class Processor:
                 self._feed(ch, plain[:k])  # _feed copies what it keeps: the buffer is reused
             if n < _TLS_READ_BUF:
                 break
-        if not ch.muted and not ch.closed:
+        if not ch.muted and not ch.closed and ch.awaiting_memory < 0:
             self._epoll.modify(ch.fd, _ARM_READ)
 
     def _ssl_principal(self, tls: SslTransport) -> KafkaPrincipal:
@@ -521,6 +606,9 @@ class Processor:
         """Parse bytes read from the connection into frames; keep what follows a request in flight."""
         pos, end = 0, len(data)
         while pos < end:
+            if ch.awaiting_memory >= 0:  # muted for memory: keep the bytes until the reservation succeeds
+                ch.pending += data[pos:]
+                return
             if ch.muted:
                 with ch.lock:
                     # Under the lock: a responder that unmutes checks `pending` under it too, so
@@ -542,19 +630,41 @@ class Processor:
                     ch.size_read = 0
                     size = int.from_bytes(ch.size_buf, "big", signed=True)
                 self._check_size(size, ch)
+                if not self._reserve(ch, size):
+                    self._starve(ch, size, data[pos:])
+                    return
                 if end - pos >= size:
                     self._complete_frame(ch, bytes(data[pos : pos + size]))
                     pos += size
                     continue
-                ch.frame = bytearray(size)
-                ch.frame_view = memoryview(ch.frame)
-                ch.frame_read = 0
-            take = min(len(ch.frame) - ch.frame_read, end - pos)
-            ch.frame_view[ch.frame_read : ch.frame_read + take] = data[pos : pos + take]  # type: ignore[index]
+                self._begin_frame(ch, size)
+            room = self._frame_room(ch)
+            take = min(len(room), end - pos)
+            room[:take] = data[pos : pos + take]
+            del room
             ch.frame_read += take
             pos += take
-            if ch.frame_read == len(ch.frame):
+            if ch.frame_read == ch.frame_size:
                 self._complete_frame(ch, ch.frame)
+
+    @staticmethod
+    def _begin_frame(ch: KafkaChannel, size: int) -> None:
+        # Not bytearray(size): an announced size costs nothing until its bytes arrive.
+        ch.frame = bytearray(min(size, _FRAME_STEP))
+        ch.frame_view = memoryview(ch.frame)
+        ch.frame_read = 0
+        ch.frame_size = size
+
+    @staticmethod
+    def _frame_room(ch: KafkaChannel) -> memoryview:
+        """The unfilled part of the frame's buffer, grown by a step when it is full."""
+        frame, view = ch.frame, ch.frame_view
+        assert frame is not None and view is not None
+        if ch.frame_read == len(frame):
+            view.release()  # a bytearray with an exported view cannot grow
+            frame += bytes(min(_FRAME_STEP, ch.frame_size - len(frame)))  # calloc'd: untouched zero pages
+            view = ch.frame_view = memoryview(frame)
+        return view[ch.frame_read :]
 
     def _check_size(self, size: int, ch: KafkaChannel) -> None:
         if size < 0:
@@ -574,10 +684,12 @@ class Processor:
         if size < _MIN_FRAME:
             raise InvalidReceiveError(f"Invalid receive (size = {size} is smaller than a request header)")
 
-    def _complete_frame(self, ch: KafkaChannel, frame: bytes | bytearray) -> None:
+    def _complete_frame(self, ch: KafkaChannel, frame: bytes | bytearray | None) -> None:
+        assert frame is not None
         ch.frame = None
         ch.frame_view = None
         ch.frame_read = 0
+        ch.frame_size = 0
         request = self._new_request(ch, frame)
         # Mute until the response is written: one request in flight per connection keeps order.
         # No responder exists yet for this connection, so no lock is needed to set it.
@@ -685,6 +797,11 @@ class Processor:
             except OSError:
                 pass
             ch.discard()
+            held, ch.pool_bytes = ch.pool_bytes, 0
+            ch.awaiting_memory = -1
+            ch.frame = ch.frame_view = None
+        if held and self._pool is not None:
+            self._pool.release(held)
         self._channels.pop(ch.connection_id, None)
         if self._by_fd.get(ch.fd) is ch:
             del self._by_fd[ch.fd]
@@ -722,6 +839,9 @@ class SocketServer:
         self._connection_index = itertools.count()
         self._started = False
         self.connection_quotas = ConnectionQuotas.from_config(config)
+        # queued.max.request.bytes: one pool for every listener's Processors (none at Kafka's default -1).
+        self.memory_pool = MemoryPool.from_config(
+            config.get_long("queued.max.request.bytes"), config.get_int("socket.request.max.bytes"))
 
     def startup(self) -> None:
         config = self.config
@@ -736,6 +856,7 @@ class SocketServer:
                         len(self.processors), self.request_channel, self._time,
                         config.get_int("socket.request.max.bytes"), config.get_int("connections.max.idle.ms"),
                         endpoint, self._connection_index, broker_id, security, self.connection_quotas,
+                        self.memory_pool,
                     )  # fmt: skip
                     self.processors.append(processor)
                     processors.append(processor)
