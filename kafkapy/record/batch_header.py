@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from kafkapy.record.crc import crc32c
+
 LOG_OVERHEAD = 12  # baseOffset int64 + batchLength int32
 BASE_OFFSET_OFFSET = 0
 LENGTH_OFFSET = 8
@@ -40,6 +42,8 @@ NO_PRODUCER_ID = -1
 NO_PARTITION_LEADER_EPOCH = -1
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
+_PREFIX = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
@@ -102,3 +106,15 @@ def write_base_offset(buf: bytearray | memoryview, pos: int, base_offset: int) -
 
 def write_partition_leader_epoch(buf: bytearray | memoryview, pos: int, epoch: int) -> None:
     _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+
+
+def write_batch(header: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int,
+                records_count: int, records: bytes | bytearray | memoryview) -> bytes:
+    """A magic-2 batch with `header`'s offsets, epoch and producer fields, the given attributes, timestamps
+    and count, around an already encoded (and compressed, if the attributes say so) records section."""
+    after_crc = _HEADER_AFTER_CRC.pack(attributes, header.last_offset_delta, base_timestamp, max_timestamp,
+                                       header.producer_id, header.producer_epoch, header.base_sequence,
+                                       records_count) + records
+    batch_length = len(after_crc) + 4 + 1 + 4  # crc, magic, partitionLeaderEpoch
+    return (_PREFIX.pack(header.base_offset, batch_length, header.partition_leader_epoch, 2)
+            + crc32c(after_crc).to_bytes(4, "big") + after_crc)

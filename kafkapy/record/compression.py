@@ -9,14 +9,17 @@ Byte formats (record-format.md section 6):
          no content size, no checksums. Read by our own frame walker so that magic-0 frames with the
          "broken" header checksum, block/content checksums and content size are all accepted.
   zstd   standard Zstandard frame(s); frames without content size are streamed.
-Decompression output is capped (`max_output` bytes, default MAX_DECOMPRESSED_BYTES) against bombs;
-exceeding it raises DecompressionError. Pure functions, thread-safe.
+Decompression streams (`iter_decompress`: chunks of about STREAM_CHUNK_BYTES, an lz4 block or a
+snappy block at a time, zstd with a bounded window) and its output is capped (`max_output` bytes, default
+MAX_DECOMPRESSED_BYTES) against bombs: passing it raises DecompressedSizeError as soon as it happens,
+so no caller ever holds more than the cap. Pure functions, thread-safe.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from enum import IntEnum
 
 import cramjam
@@ -28,16 +31,25 @@ __all__ = [
     "CompressionType",
     "compress",
     "decompress",
+    "iter_decompress",
     "DecompressionError",
+    "DecompressedSizeError",
+    "STREAM_CHUNK_BYTES",
     "MAX_DECOMPRESSED_BYTES",
     "XERIAL_HEADER",
 ]
 
 MAX_DECOMPRESSED_BYTES = 1 << 30
+STREAM_CHUNK_BYTES = 256 << 10
+ZSTD_MAX_WINDOW_BYTES = 1 << 25
 
 
 class DecompressionError(ValueError):
     """Corrupt compressed data, or output larger than the allowed maximum."""
+
+
+class DecompressedSizeError(DecompressionError):
+    """Decompressed output past the allowed maximum (the data may be well formed)."""
 
 
 class CompressionType(IntEnum):
@@ -108,46 +120,65 @@ def decompress(
     codec: int, data: bytes | bytearray | memoryview, max_output: int = MAX_DECOMPRESSED_BYTES
 ) -> bytes:
     """Decompress `data`; raises DecompressionError on corrupt input or output over `max_output` bytes."""
+    if codec == CompressionType.NONE:
+        return bytes(data)
+    return b"".join(iter_decompress(codec, data, max_output))
+
+
+def iter_decompress(
+    codec: int, data: bytes | bytearray | memoryview, max_output: int = MAX_DECOMPRESSED_BYTES,
+    chunk_size: int = STREAM_CHUNK_BYTES,
+) -> Iterator[bytes]:
+    """Stream the decompressed bytes of `data` as chunks of at most about `chunk_size` bytes (an lz4 or
+    snappy block is one chunk: at most 4 MiB, resp. its declared length, checked against the budget first).
+
+    Raises DecompressedSizeError as soon as the output passes `max_output` bytes, DecompressionError on
+    bytes that are not `codec`. Never holds more than one chunk of output."""
+    if codec == CompressionType.NONE:
+        yield bytes(data)
+        return
+    if codec == CompressionType.GZIP:
+        gen = _gzip_chunks(data, chunk_size)
+    elif codec == CompressionType.SNAPPY:
+        gen = _snappy_chunks(data, max_output)
+    elif codec == CompressionType.LZ4:
+        gen = _lz4_chunks(data)
+    elif codec == CompressionType.ZSTD:
+        gen = _zstd_chunks(data, chunk_size)
+    else:
+        raise ValueError(f"unknown compression type id {codec}")
+    name = CompressionType(codec).lower_name
+    total = 0
     try:
-        if codec == CompressionType.NONE:
-            return bytes(data)
-        if codec == CompressionType.GZIP:
-            return _gzip_decompress(data, max_output)
-        if codec == CompressionType.SNAPPY:
-            return _snappy_decompress(data, max_output)
-        if codec == CompressionType.LZ4:
-            return _lz4_decompress(data, max_output)
-        if codec == CompressionType.ZSTD:
-            return _zstd_decompress(data, max_output)
+        for chunk in gen:
+            total += len(chunk)
+            if total > max_output:
+                raise DecompressedSizeError(f"{name} data decompresses to more than {max_output} bytes")
+            yield chunk
     except DecompressionError:
         raise
     except (zlib.error, cramjam.DecompressionError, lz4.block.LZ4BlockError, zstandard.ZstdError,
-            struct.error, IndexError, RuntimeError) as e:
-        name = CompressionType(codec).lower_name
+            struct.error, IndexError, RuntimeError, ValueError) as e:
         raise DecompressionError(f"corrupt {name} data: {e}") from e
-    raise ValueError(f"unknown compression type id {codec}")
 
 
-def _too_large(codec: str, max_output: int) -> DecompressionError:
-    return DecompressionError(f"{codec} data decompresses to more than {max_output} bytes")
-
-
-def _gzip_decompress(data: bytes | bytearray | memoryview, max_output: int) -> bytes:
-    out: list[bytes] = []
-    total = 0
+def _gzip_chunks(data: bytes | bytearray | memoryview, chunk_size: int) -> Iterator[bytes]:
     rest: bytes | bytearray | memoryview = data
-    # Bounded: each iteration consumes one non-empty gzip member.
+    # Bounded: each outer iteration consumes one non-empty gzip member; each inner one makes progress.
     while rest:
         d = zlib.decompressobj(31)
-        chunk = d.decompress(rest, max_output - total + 1)
-        total += len(chunk)
-        if total > max_output or d.unconsumed_tail:
-            raise _too_large("gzip", max_output)
-        out.append(chunk)
-        if not d.eof:
-            raise DecompressionError("truncated gzip data")
+        pending: bytes | bytearray | memoryview = rest
+        while not d.eof:
+            chunk = d.decompress(pending, chunk_size)
+            pending = d.unconsumed_tail
+            if not chunk and not pending:
+                # All input is inside zlib: flush emits what it still holds (at most one window).
+                chunk = d.flush()
+                if not d.eof:
+                    raise DecompressionError("truncated gzip data")
+            if chunk:
+                yield chunk
         rest = d.unused_data
-    return b"".join(out)
 
 
 def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
@@ -164,18 +195,18 @@ def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
 def _snappy_block(block: bytes | bytearray | memoryview, budget: int, max_output: int) -> bytes:
     n = cramjam.snappy.decompress_raw_len(block)
     if n > budget:
-        raise _too_large("snappy", max_output)
+        raise DecompressedSizeError(f"snappy data decompresses to more than {max_output} bytes")
     return bytes(cramjam.snappy.decompress_raw(block))
 
 
-def _snappy_decompress(data: bytes | bytearray | memoryview, max_output: int) -> bytes:
+def _snappy_chunks(data: bytes | bytearray | memoryview, max_output: int) -> Iterator[bytes]:
     mv = memoryview(data)
     if mv[:8] != _XERIAL_MAGIC:
-        return _snappy_block(mv, max_output, max_output)
+        yield _snappy_block(mv, max_output, max_output)
+        return
     if len(mv) < 16:
         raise DecompressionError("truncated xerial snappy header")
     pos, end = 16, len(mv)
-    out: list[bytes] = []
     total = 0
     while pos < end:
         if pos + 4 > end:
@@ -186,16 +217,13 @@ def _snappy_decompress(data: bytes | bytearray | memoryview, max_output: int) ->
             raise DecompressionError(f"xerial snappy block length {n} exceeds the data")
         chunk = _snappy_block(mv[pos:pos + n], max_output - total, max_output)
         total += len(chunk)
-        out.append(chunk)
+        yield chunk
         pos += n
-    return b"".join(out)
 
 
-def _lz4_decompress(data: bytes | bytearray | memoryview, max_output: int) -> bytes:
+def _lz4_chunks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
     mv = memoryview(data)
     end = len(mv)
-    out: list[bytes] = []
-    total = 0
     pos = 0
     # A buffer may hold several frames (concatenated); each loop reads one.
     while pos < end:
@@ -230,26 +258,20 @@ def _lz4_decompress(data: bytes | bytearray | memoryview, max_output: int) -> by
             block = mv[pos:pos + size]
             chunk = bytes(block) if stored else lz4.block.decompress(block, uncompressed_size=max_block)
             pos += size + (4 if block_checksum else 0)
-            total += len(chunk)
-            if total > max_output:
-                raise _too_large("lz4", max_output)
-            out.append(chunk)
+            yield chunk
         if content_checksum:
             pos += 4
         if pos > end:
             raise DecompressionError("truncated lz4 frame")
-    return b"".join(out)
 
 
-def _zstd_decompress(data: bytes | bytearray | memoryview, max_output: int) -> bytes:
-    reader = zstandard.ZstdDecompressor().stream_reader(bytes(data), read_across_frames=True)
-    out = bytearray()
-    # Bounded by max_output: every read returns data or ends the loop.
+def _zstd_chunks(data: bytes | bytearray | memoryview, chunk_size: int) -> Iterator[bytes]:
+    # max_window_size bounds the decoder's own buffer whatever window a frame header declares.
+    dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW_BYTES)
+    reader = dctx.stream_reader(bytes(data), read_across_frames=True)
+    # Bounded by the caller's max_output: every read returns data or ends the loop.
     while True:
-        chunk = reader.read(min(1 << 20, max_output - len(out) + 1))
+        chunk = reader.read(chunk_size)
         if not chunk:
-            break
-        out += chunk
-        if len(out) > max_output:
-            raise _too_large("zstd", max_output)
-    return bytes(out)
+            return
+        yield chunk

@@ -30,7 +30,6 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.batch_header import (
     ATTRIBUTES_OFFSET,
-    CONTROL_FLAG_MASK,
     CRC_OFFSET,
     MAX_TIMESTAMP_OFFSET,
     TIMESTAMP_TYPE_MASK,
@@ -43,7 +42,6 @@ from kafkapy.storage.checkpoint_file import (
     PartitionMetadataFile,
 )
 from kafkapy.storage.errors import (
-    InvalidTimestampError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
     OffsetsOutOfOrderError,
@@ -52,7 +50,6 @@ from kafkapy.storage.errors import (
 )
 from kafkapy.storage.file_records import LOG_OVERHEAD
 from kafkapy.storage.leader_epoch_file_cache import LeaderEpochFileCache
-from kafkapy.storage.log_cleaner_records import check_compacted_topic_keys
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_segment import (
     DELETED_FILE_SUFFIX,
@@ -60,6 +57,7 @@ from kafkapy.storage.log_segment import (
     LogSegment,
     TimestampAndOffset,
 )
+from kafkapy.storage.log_validator import LogValidator
 from kafkapy.storage.pending_segment_deletes import PendingSegmentDeletes
 from kafkapy.storage.producer_state import APPEND_ORIGIN_REPLICATION
 from kafkapy.storage.producer_state_manager import ProducerStateManager
@@ -80,7 +78,6 @@ _UINT32 = struct.Struct(">I")
 _OFFSET_SIZE = struct.Struct(">qi")
 _INT32 = struct.Struct(">i")
 _OFFSET_EPOCH_PAIR = struct.Struct(">qii")  # baseOffset, batchLength (rewritten as is), partitionLeaderEpoch
-_NO_LIMIT = 2**62
 
 
 class LogAppendInfo(NamedTuple):
@@ -100,22 +97,19 @@ class LogAppendInfo(NamedTuple):
 class _HotConfig:
     """The LogConfig values every append reads, resolved once per config object (update_config swaps it)."""
 
-    __slots__ = ("config", "max_message_size", "segment_size", "producer_compression", "log_append_time",
-                 "check_timestamps", "max_segment_ms", "flush_interval", "compact")
+    __slots__ = ("config", "max_message_size", "segment_size", "log_append_time", "max_segment_ms",
+                 "flush_interval", "validator")
 
-    def __init__(self, config: LogConfig | None) -> None:
+    def __init__(self, config: LogConfig | None, topic_partition: TopicPartition | None = None) -> None:
         self.config = config
         if config is None:
             return
         self.max_message_size = config.max_message_size
         self.segment_size = config.segment_size
-        self.producer_compression = config.compression_type == "producer"
         self.log_append_time = config.message_timestamp_type == 1
-        self.check_timestamps = not (config.message_timestamp_before_max_ms >= _NO_LIMIT
-                                     and config.message_timestamp_after_max_ms >= _NO_LIMIT)
         self.max_segment_ms = config.max_segment_ms()
         self.flush_interval = config.flush_interval
-        self.compact = config.compact
+        self.validator = LogValidator(topic_partition or TopicPartition("", 0), config)
 
 
 # Whether a segment (given the next one, None for the active segment) should be deleted.
@@ -295,7 +289,7 @@ class Log:
         config = self.config
         hot = self._hot
         if hot.config is not config:
-            hot = self._hot = _HotConfig(config)
+            hot = self._hot = _HotConfig(config, self.topic_partition)
         max_message_size = hot.max_message_size
         total = 0
         for h in headers:
@@ -313,15 +307,13 @@ class Log:
                 f"The total record batch size in the append to {self.topic_partition} is {total} bytes which "
                 f"exceeds the maximum configured segment size of {hot.segment_size}."
             )
-        if hot.compact:
-            check_compacted_topic_keys(records, headers, self.topic_partition)
-        if not hot.producer_compression:
-            records, headers = self._maybe_recompress(records, headers, config)
+        now = self.time.milliseconds() if now_ms is None else now_ms
+        # Kafka's LogValidator: every record parses (compressed ones streamed, bounded), keys on compacted
+        # topics, timestamps, the topic's codec. Outside the lock: it is the append's per-record work.
+        records, headers = hot.validator.validate(records, headers, now)
         buf = bytearray(records)  # the one copy: offsets and epochs are written into it
         log_append_time = hot.log_append_time
-        check_timestamps = hot.check_timestamps
         with self.lock:
-            now = self.time.milliseconds() if now_ms is None else now_ms
             first_offset = offset = self._next_offset
             max_ts, offset_of_max, num_records, pos = NO_TIMESTAMP, -1, 0, 0
             for h in headers:
@@ -334,8 +326,6 @@ class Log:
                     _UINT32.pack_into(buf, pos + CRC_OFFSET, crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:end]))
                     batch_max_ts = now
                 else:
-                    if check_timestamps and not h.attributes & CONTROL_FLAG_MASK:
-                        self._validate_timestamps(h.base_timestamp, h.max_timestamp, now, False)
                     batch_max_ts = h.max_timestamp
                 if batch_max_ts > max_ts:
                     max_ts, offset_of_max = batch_max_ts, last
@@ -368,30 +358,6 @@ class Log:
                 self.flush()
             return LogAppendInfo(first_offset, last_offset, max_ts, offset_of_max, now if log_append_time else -1,
                                  self._log_start_offset, len(headers), size, num_records)
-
-    def _validate_timestamps(self, base_ts: int, max_ts: int, now: int, is_control: bool) -> None:
-        # Kafka checks every record; per batch we check the first and the largest timestamps.
-        config = self.config
-        before, after = config.message_timestamp_before_max_ms, config.message_timestamp_after_max_ms
-        if is_control or (before >= 2**62 and after >= 2**62):
-            return
-        for ts in (base_ts, max_ts):
-            if ts < 0:
-                continue
-            if now - ts > before:
-                raise InvalidTimestampError(
-                    f"Timestamp {ts} of message is before the allowable range by more than {before} ms "
-                    f"(message.timestamp.before.max.ms) of the broker time {now}.")
-            if ts - now > after:
-                raise InvalidTimestampError(
-                    f"Timestamp {ts} of message is after the allowable range by more than {after} ms "
-                    f"(message.timestamp.after.max.ms) of the broker time {now}.")
-
-    def _maybe_recompress(self, records, headers, config: LogConfig):  # type: ignore[no-untyped-def]
-        """Re-encode batches whose codec differs from the topic's compression.type (decodes records)."""
-        from kafkapy.storage.log_recompress import recompress_if_needed
-
-        return recompress_if_needed(records, headers, config)
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
         """Append batches with the leader's offsets and epochs (a partial trailing batch is dropped)."""

@@ -142,6 +142,9 @@ def _iter_batches(segment: LogSegment, chunk_size: int, end: int | None = None):
         pos += off
 
 
+CLEANER_MIN_PAYLOAD_CAP = 16 << 20
+
+
 class Cleaner:
     def __init__(self, offset_map: SkimpyOffsetMap, io_buffer_size: int, time: Time,
                  throttle: Callable[[int], None] | None = None,
@@ -151,6 +154,9 @@ class Cleaner:
         self.time = time
         self._throttle = throttle or (lambda n: None)
         self._check_done = check_done or (lambda lg: None)
+        # Decompressed bytes one batch may take (set per log in clean()): produce validation keeps a batch
+        # within max.message.bytes of decompressed data; the floor tolerates a limit lowered since.
+        self._payload_cap = CLEANER_MIN_PAYLOAD_CAP
 
     # --- the pass -------------------------------------------------------------------------------------
 
@@ -158,6 +164,7 @@ class Cleaner:
         """Clean the log; returns (the new first dirty offset, stats)."""
         lg = cleanable.log
         stats = CleanerStats(start_ms=self.time.milliseconds())
+        self._payload_cap = max(lg.config.max_message_size, CLEANER_MIN_PAYLOAD_CAP)
         offset_map = self.offset_map
         offset_map.clear()
         self._build_offset_map(lg, cleanable.first_dirty_offset, cleanable.first_uncleanable_offset, stats)
@@ -197,7 +204,7 @@ class Cleaner:
                 if h.is_control_batch:
                     txn.on_control_batch_read(h.producer_id, h.last_offset, _marker_is_abort(chunk, off, h))
                 elif not txn.on_batch_read(h.producer_id, h.last_offset, h.is_transactional):
-                    data = records_payload(memoryview(chunk)[off:off + size], h)
+                    data = records_payload(memoryview(chunk)[off:off + size], h, self._payload_cap)
                     base = h.base_offset
                     for rec in scan_records(data, h.records_count):
                         stats.map_messages_read += 1
@@ -294,7 +301,7 @@ class Cleaner:
             if can_discard and horizon_set and h.base_timestamp <= now:
                 return build_empty_batch(h) if is_last_of_producer else None
             if not horizon_set and h.records_count:
-                data = records_payload(view, h)
+                data = records_payload(view, h, self._payload_cap)
                 stats.messages_written += h.records_count
                 return build_filtered_batch(h, data, scan_records(data, h.records_count), delete_horizon_ms)
             stats.messages_written += h.records_count
@@ -303,7 +310,7 @@ class Cleaner:
             return build_empty_batch(h) if is_last_of_producer else None
         if h.records_count == 0:
             return view
-        data = records_payload(view, h)
+        data = records_payload(view, h, self._payload_cap)
         records = scan_records(data, h.records_count)
         offset_map = self.offset_map
         retain_deletes = not has_delete_horizon(h) or now < h.base_timestamp

@@ -1,20 +1,21 @@
-"""Re-encode produced batches whose codec differs from the topic's `compression.type` (Kafka's LogValidator).
+"""Re-encode a produced batch whose codec differs from the topic's `compression.type` (Kafka's LogValidator).
 
-Only runs when compression.type is not `producer` and a batch's codec differs; then that batch's records
-are decoded and rebuilt (per-record work, as in Kafka) with the topic's codec and level, keeping the
-producer id/epoch/sequence, transactional flag and timestamps. Control batches are never re-encoded.
-Pure function over bytes; thread-safe.
+Only when compression.type is not `producer` and a data batch's codec differs. The records section the
+LogValidator has just walked (decompressed, so at most `max.message.bytes`) is compressed with the topic's
+codec and level as it is: the records' own bytes (offset and timestamp deltas, keys, values, headers)
+never change, so no record is decoded. The new batch keeps baseOffset, lastOffsetDelta, timestamps,
+producer id/epoch/sequence, partition leader epoch, the timestamp type and transactional bits and the
+count; attributes take the new codec and the CRC-32C is recomputed. Control batches are never re-encoded.
+Pure functions over bytes; thread-safe.
 """
 
 from __future__ import annotations
 
-from kafkapy.record.batch_header import BatchHeader
-from kafkapy.record.compression import CompressionType
-from kafkapy.record.memory_records import DefaultRecordBatch, validate_produce_records
-from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
+from kafkapy.record.batch_header import COMPRESSION_CODEC_MASK, BatchHeader, read_batch_header, write_batch
+from kafkapy.record.compression import CompressionType, compress
 from kafkapy.storage.log_config import LogConfig
 
-__all__ = ["recompress_if_needed", "target_codec"]
+__all__ = ["recompress_batch", "target_codec"]
 
 
 def target_codec(config: LogConfig) -> tuple[CompressionType, int | None] | None:
@@ -34,29 +35,11 @@ def target_codec(config: LogConfig) -> tuple[CompressionType, int | None] | None
     return codec, level
 
 
-def recompress_if_needed(records: bytes | bytearray | memoryview, headers: list[BatchHeader],
-                         config: LogConfig) -> tuple[bytes | bytearray | memoryview, list[BatchHeader]]:
-    target = target_codec(config)
-    if target is None:
-        return records, headers
-    codec, level = target
-    if all(h.compression_codec == codec or h.is_control_batch for h in headers):
-        return records, headers
-    mv = memoryview(records)
-    out = bytearray()
-    pos = 0
-    for h in headers:
-        view = mv[pos:pos + h.size_in_bytes]
-        pos += h.size_in_bytes
-        if h.compression_codec == codec or h.is_control_batch:
-            out += view
-            continue
-        builder = MemoryRecordsBuilder(
-            compression=codec, timestamp_type=h.timestamp_type, base_offset=0, producer_id=h.producer_id,
-            producer_epoch=h.producer_epoch, base_sequence=h.base_sequence, is_transactional=h.is_transactional,
-            partition_leader_epoch=h.partition_leader_epoch, compression_level=level,
-        )
-        for record in DefaultRecordBatch(view).records():
-            builder.append(record.timestamp, record.key, record.value, record.headers)
-        out += builder.build()
-    return out, validate_produce_records(out)
+def recompress_batch(header: BatchHeader, records: bytes, codec: CompressionType,
+                     level: int | None) -> tuple[bytes, BatchHeader]:
+    """The batch of `header` holding the uncompressed records section `records`, encoded with `codec`."""
+    attributes = (header.attributes & ~COMPRESSION_CODEC_MASK) | int(codec)
+    payload = compress(codec, records, level)
+    batch = write_batch(header, attributes, header.base_timestamp, header.max_timestamp, header.records_count,
+                        payload)
+    return batch, read_batch_header(batch)

@@ -1,0 +1,273 @@
+"""RecordWalk: the one walk over a magic-2 batch's records, used by every reader and by produce validation.
+
+Byte format (record-format.md section 3), per record: length varint (bytes after it) | attributes int8 |
+timestampDelta varlong | offsetDelta varint | keyLength varint (-1 null) | key | valueLength varint
+(-1 null) | value | headersCount varint | per header: keyLength varint, key, valueLength varint (-1 null),
+value. The walk follows this length chain and checks it: varints end within 5 (10 for the timestamp)
+bytes, every length stays inside its record, a record's fields end exactly at its length, the
+declared record count is present and no byte follows the last record.
+
+It builds no Python object per record. What a caller needs is accumulated in the RecordWalk:
+  - always: records walked, the smallest and largest timestampDelta (and the index of each), the
+    indexes of records with a null key (a list that stays empty in the common case);
+  - `check_offsets`: offsetDelta must be the record's index (0..n-1, Kafka's rule for produced batches);
+  - `columns` (an array('q')): COLUMNS values per record appended flat, for decoders and columnar
+    readers (positions are offsets in the buffer walked): record start, record end, offsetDelta,
+    timestampDelta, key position, key length (-1 null), value position, value length (-1 null),
+    headers position, headers count. Column k of record i is columns[i * COLUMNS + k].
+A compressed batch is walked through its streaming decompressor (compression.iter_decompress) with
+`walk_chunks`: complete records are walked where they lie, only the unfinished tail of a chunk is
+carried to the next one, so the walk never holds more than that tail plus one chunk (the decompressor
+bounds the total). Malformed bytes raise CorruptRecordError.
+
+No I/O, no locks: a RecordWalk belongs to one caller; the functions are thread-safe.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+
+from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.varint import VarintError, decode_unsigned_varint
+
+__all__ = [
+    "RecordWalk",
+    "COLUMNS",
+    "REC_START",
+    "REC_END",
+    "OFFSET_DELTA",
+    "TIMESTAMP_DELTA",
+    "KEY_POS",
+    "KEY_LEN",
+    "VALUE_POS",
+    "VALUE_LEN",
+    "HEADERS_POS",
+    "HEADERS_COUNT",
+]
+
+COLUMNS = 10
+(REC_START, REC_END, OFFSET_DELTA, TIMESTAMP_DELTA, KEY_POS, KEY_LEN, VALUE_POS, VALUE_LEN, HEADERS_POS,
+ HEADERS_COUNT) = range(COLUMNS)
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _varint(data: bytes | bytearray, pos: int, max_bytes: int) -> tuple[int, int]:
+    u, pos = decode_unsigned_varint(data, pos, max_bytes)
+    v = (u >> 1) ^ -(u & 1)
+    if max_bytes == 5 and not _INT32_MIN <= v <= _INT32_MAX:
+        raise VarintError(f"varint {v} out of the int32 range")
+    return v, pos
+
+
+class _Partial(Exception):
+    """The buffer ends inside a record (only raised in partial mode)."""
+
+
+class RecordWalk:
+    """State of one batch's walk (see the module docstring); `walk` may be called once per buffer chunk."""
+
+    __slots__ = ("count", "index", "check_offsets", "columns", "min_ts", "max_ts", "min_ts_index",
+                 "max_ts_index", "null_keys", "offset_gap")
+
+    def __init__(self, count: int, *, check_offsets: bool = False, columns: array[int] | None = None) -> None:
+        if count < 0:
+            raise CorruptRecordError(f"Found invalid record count {count} in magic v2 batch")
+        self.count = count
+        self.index = 0
+        self.check_offsets = check_offsets
+        self.columns = columns
+        self.min_ts = 1 << 63
+        self.max_ts = -(1 << 63)
+        self.min_ts_index = -1
+        self.max_ts_index = -1
+        self.null_keys: list[int] = []
+        self.offset_gap: tuple[int, int] | None = None  # (index, offsetDelta found) of the first gap
+
+    @property
+    def done(self) -> bool:
+        return self.index >= self.count
+
+    def walk_all(self, data: bytes | bytearray, pos: int = 0) -> None:
+        """Walk every record of an uncompressed records section data[pos:] (the whole rest of `data`)."""
+        end = self.walk(data, pos, partial=False)
+        if end != len(data):
+            raise CorruptRecordError(
+                f"Incorrect declared batch size, {len(data) - end} bytes remain after the last of "
+                f"{self.count} records")
+
+    def walk_chunks(self, chunks: Iterable[bytes]) -> None:
+        """Walk the records of a decompressed stream given as chunks; holds one chunk plus an unfinished record."""
+        tail = bytearray()
+        for chunk in chunks:
+            if not chunk:
+                continue
+            if self.done:
+                raise CorruptRecordError(
+                    f"Incorrect declared batch size, bytes remain after the last of {self.count} records")
+            if tail:
+                tail += chunk
+                data: bytes | bytearray = tail
+            else:
+                data = chunk
+            used = self.walk(data, 0, partial=True)
+            tail = bytearray(memoryview(data)[used:]) if used < len(data) else bytearray()
+        if tail:
+            if self.done:
+                raise CorruptRecordError(
+                    f"Incorrect declared batch size, {len(tail)} bytes remain after the last of {self.count} records")
+            self.walk(bytes(tail), 0, partial=False)  # raises: the stream ended inside a record
+        if not self.done:
+            raise CorruptRecordError(
+                f"Incorrect declared batch size, premature end of records after {self.index} of {self.count}")
+
+    def walk(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
+        """Walk records from data[pos] until `count` records or (partial) a record that data does not
+        hold entirely; returns the position after the last record walked."""
+        n = len(data)
+        i = self.index
+        count = self.count
+        check_offsets = self.check_offsets
+        cols = self.columns
+        ext = cols.extend if cols is not None else None
+        min_ts, max_ts = self.min_ts, self.max_ts
+        null_keys = self.null_keys
+        slow = _varint
+        start = pos
+        try:
+            while i < count:
+                start = pos
+                if pos >= n:
+                    if partial:
+                        break
+                    raise CorruptRecordError(
+                        f"Incorrect declared batch size, premature end of records after {i} of {count}")
+                b = data[pos]
+                if b < 0x80:
+                    length = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    try:
+                        length, pos = slow(data, pos, 5)
+                    except VarintError:
+                        if partial and n - pos < 5:
+                            break
+                        raise
+                rec_end = pos + length
+                if length < 1:
+                    raise CorruptRecordError(f"Invalid record size {length} at position {start}")
+                if rec_end > n:
+                    if partial:
+                        pos = start
+                        break
+                    raise CorruptRecordError(
+                        f"Record at position {start} of size {length} runs past the end of the records")
+                pos += 1  # attributes: unused in magic 2
+                b = data[pos]
+                if b < 0x80:
+                    ts_delta = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    u = (b & 0x7F) | (data[pos + 1] << 7)
+                    ts_delta = (u >> 1) ^ -(u & 1)
+                    pos += 2
+                else:
+                    ts_delta, pos = slow(data, pos, 10)
+                b = data[pos]
+                if b < 0x80:
+                    od = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    u = (b & 0x7F) | (data[pos + 1] << 7)
+                    od = (u >> 1) ^ -(u & 1)
+                    pos += 2
+                else:
+                    od, pos = slow(data, pos, 5)
+                b = data[pos]
+                if b < 0x80:
+                    klen = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    u = (b & 0x7F) | (data[pos + 1] << 7)
+                    klen = (u >> 1) ^ -(u & 1)
+                    pos += 2
+                else:
+                    klen, pos = slow(data, pos, 5)
+                kpos = pos
+                if klen >= 0:
+                    pos += klen
+                elif klen == -1:
+                    null_keys.append(i)
+                else:
+                    raise CorruptRecordError(f"Invalid negative key length {klen} in record {i}")
+                if pos >= rec_end:
+                    raise CorruptRecordError(f"Key of record {i} runs past the record's size {length}")
+                b = data[pos]
+                if b < 0x80:
+                    vlen = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    u = (b & 0x7F) | (data[pos + 1] << 7)
+                    vlen = (u >> 1) ^ -(u & 1)
+                    pos += 2
+                else:
+                    vlen, pos = slow(data, pos, 5)
+                vpos = pos
+                if vlen >= 0:
+                    pos += vlen
+                elif vlen != -1:
+                    raise CorruptRecordError(f"Invalid negative value length {vlen} in record {i}")
+                if pos >= rec_end:
+                    raise CorruptRecordError(f"Value of record {i} runs past the record's size {length}")
+                hpos = pos
+                if data[pos] == 0:
+                    nh = 0
+                    pos += 1
+                else:
+                    nh, pos = slow(data, pos, 5)
+                    if nh < 0:
+                        raise CorruptRecordError(f"Found invalid number of record headers {nh}")
+                    pos = _skip_headers(data, pos, nh, rec_end, i)
+                if pos != rec_end:
+                    raise CorruptRecordError(
+                        f"Invalid record size: expected to read {length} bytes in record payload, "
+                        f"but instead read {length - (rec_end - pos)}")
+                if ts_delta < min_ts:
+                    min_ts = ts_delta
+                    self.min_ts_index = i
+                if ts_delta > max_ts:
+                    max_ts = ts_delta
+                    self.max_ts_index = i
+                if check_offsets and od != i and self.offset_gap is None:
+                    self.offset_gap = (i, od)
+                if ext is not None:
+                    ext((start, rec_end, od, ts_delta, kpos, klen, vpos, vlen, hpos, nh))
+                i += 1
+        except (IndexError, VarintError) as e:
+            raise CorruptRecordError(f"Found invalid record structure at position {start}: {e}") from e
+        finally:
+            self.index = i
+            self.min_ts, self.max_ts = min_ts, max_ts
+        return pos
+
+
+def _skip_headers(data: bytes | bytearray, pos: int, count: int, rec_end: int, index: int) -> int:
+    """Position after `count` headers starting at data[pos], each inside the record ending at rec_end."""
+    if count > rec_end - pos:  # every header takes at least 2 bytes
+        raise CorruptRecordError(f"Found invalid number of record headers {count} in record {index}")
+    for _ in range(count):
+        hkl, pos = _varint(data, pos, 5)
+        if hkl < 0:
+            raise CorruptRecordError("Invalid negative header key size")
+        pos += hkl
+        if pos > rec_end:
+            raise CorruptRecordError(f"Header key of record {index} runs past the record")
+        hvl, pos = _varint(data, pos, 5)
+        if hvl >= 0:
+            pos += hvl
+        elif hvl != -1:
+            raise CorruptRecordError(f"Invalid negative header value size {hvl}")
+        if pos > rec_end:
+            raise CorruptRecordError(f"Header value of record {index} runs past the record")
+    return pos

@@ -1,0 +1,176 @@
+"""LogValidator: the record-level checks of a leader append from a client (Kafka's LogValidator).
+
+Reads the magic-2 batches of a Produce partition (headers and CRCs already checked by
+memory_records.validate_produce_records) and walks every record of every data batch with the one
+record walker (record/record_walker.py): the length chain parses, varints are in range, key, value
+and header lengths stay inside their record, the declared count is the count present, offset deltas
+are 0..n-1 and nothing follows the last record. A compressed batch is walked through its streaming
+decompressor: one chunk (<= 256 KiB, or one lz4/snappy block) plus an unfinished record at a time,
+and the batch fails as soon as its decompressed records pass `max.message.bytes`
+(MESSAGE_TOO_LARGE), so a few KB of request can never become gigabytes of memory. Bytes that are not
+the batch's codec answer CORRUPT_MESSAGE; records that do not parse, INVALID_RECORD (Kafka's
+InvalidRecordException). Per batch, as Kafka's processRecordErrors: records without a key on a
+compacted topic (INVALID_RECORD) and, for CreateTime topics, timestamps outside
+`message.timestamp.before.max.ms` / `after.max.ms` (INVALID_TIMESTAMP) carry Kafka's record errors
+(batch index + message) for Produce v8+. When the topic's `compression.type` is a codec the batch
+does not use, the validated records section is re-encoded with it (log_recompress.py).
+
+Pure functions of the bytes, the LogConfig and `now`; a LogValidator is immutable and thread-safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.record.batch_header import (
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    RECORD_BATCH_OVERHEAD,
+    BatchHeader,
+)
+from kafkapy.record.compression import DecompressedSizeError, DecompressionError, iter_decompress
+from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
+from kafkapy.record.record_walker import RecordWalk
+from kafkapy.storage.errors import InvalidTimestampError, MessageTooLargeError
+from kafkapy.storage.log_config import LogConfig
+from kafkapy.storage.log_recompress import recompress_batch, target_codec
+
+__all__ = ["LogValidator", "VALIDATE_RECORDS"]
+
+# Only bench/bench_produce_validation.py turns this off, to measure what the walk costs.
+VALIDATE_RECORDS = True
+_NO_LIMIT = 2**62
+_NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP: never checked
+
+
+class LogValidator:
+    """The checks one topic's config asks for, resolved once (a Log keeps one per LogConfig)."""
+
+    __slots__ = ("topic_partition", "max_bytes", "compact", "create_time", "before_ms", "after_ms", "target")
+
+    def __init__(self, topic_partition: TopicPartition, config: LogConfig) -> None:
+        self.topic_partition = topic_partition
+        self.max_bytes = config.max_message_size
+        self.compact = config.compact
+        self.create_time = config.message_timestamp_type == 0
+        self.before_ms = config.message_timestamp_before_max_ms
+        self.after_ms = config.message_timestamp_after_max_ms
+        self.target = target_codec(config)
+
+    def validate(self, records: bytes | bytearray | memoryview, headers: list[BatchHeader],
+                 now: int) -> tuple[bytes | bytearray | memoryview, list[BatchHeader]]:
+        """Check every record of every data batch; returns the records (re-encoded batches when the topic's
+        codec differs) and their headers. Raises the partition's KafkaError."""
+        if not VALIDATE_RECORDS:
+            return records, headers
+        mv = memoryview(records)
+        pos = 0
+        out: bytearray | None = None
+        new_headers: list[BatchHeader] = []
+        check_ts = self.create_time and (self.before_ms < _NO_LIMIT or self.after_ms < _NO_LIMIT)
+        for h in headers:
+            size = h.size_in_bytes
+            view = mv[pos:pos + size]
+            rewritten = None
+            if not h.attributes & CONTROL_FLAG_MASK:
+                rewritten = self._validate_batch(view, h, now, check_ts)
+            if rewritten is not None and out is None:
+                out = bytearray(mv[:pos])  # new_headers already holds the batches before this one
+            if out is not None:
+                if rewritten is not None:
+                    out += rewritten[0]
+                    new_headers.append(rewritten[1])
+                else:
+                    out += view
+                    new_headers.append(h)
+            else:
+                new_headers.append(h)
+            pos += size
+        if out is None:
+            return records, headers
+        return out, new_headers
+
+    def _validate_batch(self, view: memoryview, h: BatchHeader, now: int,
+                        check_ts: bool) -> tuple[bytes, BatchHeader] | None:
+        codec = h.attributes & COMPRESSION_CODEC_MASK
+        target = self.target
+        recompress = target is not None and target[0] != codec
+        walk = RecordWalk(h.records_count, check_offsets=True)
+        body = view[RECORD_BATCH_OVERHEAD:]
+        kept: list[bytes] | None = [] if recompress else None
+        try:
+            if codec:
+                chunks = iter_decompress(codec, body, self.max_bytes)
+                walk.walk_chunks(_kept(chunks, kept) if kept is not None else chunks)
+            else:
+                data = bytes(body)
+                walk.walk_all(data)
+                if kept is not None:
+                    kept.append(data)
+        except DecompressedSizeError as e:
+            raise MessageTooLargeError(
+                f"The decompressed records of the batch in the append to {self.topic_partition} exceed the "
+                f"maximum configured value of {self.max_bytes} (max.message.bytes)") from e
+        except DecompressionError as e:
+            raise CorruptRecordError(f"Record batch in the append to {self.topic_partition} is corrupt: {e}") from e
+        except CorruptRecordError as e:
+            raise InvalidRecordError(f"{e.message} in topic partition {self.topic_partition}") from e
+        if walk.offset_gap is not None:
+            index, found = walk.offset_gap
+            raise InvalidRecordError(
+                f"Inner record with offset delta {found} at index {index} of the record batch does not have "
+                f"incremental offsets, expected offset delta is {index} in topic partition {self.topic_partition}.")
+        if self.compact and walk.null_keys:
+            msg = f"Compacted topic cannot accept message without key in topic partition {self.topic_partition}"
+            raise _record_errors(InvalidRecordError, [(i, msg) for i in walk.null_keys])
+        if check_ts and walk.index:
+            self._check_timestamps(view, h, walk, now)
+        if kept is None or target is None:
+            return None
+        return recompress_batch(h, b"".join(kept), target[0], target[1])
+
+    def _check_timestamps(self, view: memoryview, h: BatchHeader, walk: RecordWalk, now: int) -> None:
+        base = h.base_timestamp
+        lo, hi = now - self.before_ms, now + self.after_ms
+        if lo <= base + walk.min_ts and base + walk.max_ts <= hi:
+            return
+        # Rare: name every offending record as Kafka does (second walk, with the columns).
+        errors = []
+        for index, delta, ts in _record_timestamps(view, h, self.max_bytes):
+            if ts != _NO_TIMESTAMP and not lo <= ts <= hi:
+                errors.append((index, f"Timestamp {ts} of message with offset {delta} is out of range. "
+                                      f"The timestamp should be within [{lo}, {hi}]"))
+        if errors:
+            exc = InvalidTimestampError("One or more records have been rejected due to invalid timestamp")
+            exc.record_errors = errors  # type: ignore[attr-defined]
+            raise exc
+
+
+def _kept(chunks: Iterator[bytes], kept: list[bytes]) -> Iterator[bytes]:
+    for chunk in chunks:
+        kept.append(chunk)
+        yield chunk
+
+
+def _record_timestamps(view: memoryview, h: BatchHeader, max_bytes: int) -> Iterator[tuple[int, int, int]]:
+    from array import array
+
+    from kafkapy.record.record_walker import COLUMNS, OFFSET_DELTA, TIMESTAMP_DELTA
+
+    codec = h.attributes & COMPRESSION_CODEC_MASK
+    body = view[RECORD_BATCH_OVERHEAD:]
+    data = b"".join(iter_decompress(codec, body, max_bytes)) if codec else bytes(body)
+    cols: array[int] = array("q")
+    RecordWalk(h.records_count, columns=cols).walk_all(data)
+    for i in range(len(cols) // COLUMNS):
+        delta = cols[i * COLUMNS + OFFSET_DELTA]
+        yield i, delta, h.base_timestamp + cols[i * COLUMNS + TIMESTAMP_DELTA]
+
+
+def _record_errors(cls: type[InvalidRecordError], errors: list[tuple[int, str]]) -> InvalidRecordError:
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    exc = cls(f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
+              f"showing the first three errors at most: [{shown}]")
+    exc.record_errors = errors  # type: ignore[attr-defined]
+    return exc
