@@ -28,7 +28,6 @@ from kafkapy.common.errors import (
 )
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.controller import zk_data
 from kafkapy.controller.controller_channel import ControllerChannel
 from kafkapy.controller.controller_events import (
     AlterPartitionItem,
@@ -70,8 +69,9 @@ from kafkapy.controller.partition_state_machine import (
 from kafkapy.controller.reassignment import ReassignmentHandlers
 from kafkapy.controller.replica_state_machine import ReplicaState, ReplicaStateMachine
 from kafkapy.controller.topic_handlers import TopicHandlers, as_bool
-from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
 from kafkapy.controller.zk_events import ClusterEventHandlers
+from kafkapy.zk import zk_data
+from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkapy.cluster.broker import Broker
-from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafkapy.cluster.broker import Broker, EndPoint
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch, LeaderRecoveryState
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.controller import zk_data
 from kafkapy.controller.metadata_store import (
     BadVersionError,
     ControllerMovedError,
@@ -26,6 +25,7 @@ from kafkapy.controller.metadata_store import (
     NoNodeError,
     TopicReplicaAssignment,
 )
+from kafkapy.zk import zk_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,31 @@ class Check:
 
 
 Op = Create | SetData | Delete | Check
+
+
+# -- Kafka's types <-> kafkapy.zk.zk_data's plain payloads ---------------------------------------------------
+
+def broker_json(broker: Broker, timestamp_ms: int) -> dict[str, Any]:
+    return zk_data.encode_broker(broker, timestamp_ms)
+
+
+def broker_from_json(broker_id: int, data: Any, epoch: int) -> Broker:
+    reg = zk_data.decode_broker(data)
+    endpoints = tuple(EndPoint.parse(text, reg.protocol_map) for text in reg.endpoints)
+    return Broker(broker_id, endpoints, reg.rack, epoch, reg.features)
+
+
+def partition_state_json(state: LeaderIsrAndControllerEpoch) -> dict[str, Any]:
+    lai = state.leader_and_isr
+    return zk_data.encode_partition_state(zk_data.PartitionState(
+        lai.leader, lai.leader_epoch, tuple(lai.isr), state.controller_epoch, int(lai.leader_recovery_state)))
+
+
+def partition_state_from_json(data: Any, node_version: int) -> LeaderIsrAndControllerEpoch:
+    ps = zk_data.decode_partition_state(data)
+    lai = LeaderAndIsr(ps.leader, ps.leader_epoch, ps.isr, LeaderRecoveryState(ps.leader_recovery_state),
+                       node_version)
+    return LeaderIsrAndControllerEpoch(lai, ps.controller_epoch)
 
 
 class PathMetadataStore(MetadataStore):
@@ -220,7 +245,7 @@ class PathMetadataStore(MetadataStore):
 
     def register_broker(self, broker: Broker, timestamp_ms: int) -> int:
         path = zk_data.broker_path(broker.id)
-        data = zk_data.encode_broker(broker, timestamp_ms)
+        data = broker_json(broker, timestamp_ms)
         # A re-registration replaces the old node, so the broker gets a new (larger) epoch.
         try:
             stat = self._multi([Create(path, data, ephemeral=True)])[0]
@@ -240,7 +265,7 @@ class PathMetadataStore(MetadataStore):
         for child in self._children(zk_data.BROKER_IDS_PATH):
             node = self._get(zk_data.broker_path(int(child)))
             if node is not None:
-                out[int(child)] = zk_data.decode_broker(int(child), node[0], node[1].czxid)
+                out[int(child)] = broker_from_json(int(child), node[0], node[1].czxid)
         return dict(sorted(out.items()))
 
     def watch_brokers(self, callback: Callable[[], None]) -> None:
@@ -305,14 +330,14 @@ class PathMetadataStore(MetadataStore):
         for child in self._children(zk_data.topic_partitions_path(topic)):
             node = self._get(zk_data.partition_state_path(topic, int(child)))
             if node is not None:
-                out[int(child)] = zk_data.decode_partition_state(node[0], node[1].version)
+                out[int(child)] = partition_state_from_json(node[0], node[1].version)
         return dict(sorted(out.items()))
 
     def create_partition_states(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]
                                 ) -> dict[TopicPartition, LeaderAndIsr | MetadataStoreError]:
         tps = list(states)
         ops: list[Op] = [Create(zk_data.partition_state_path(tp.topic, tp.partition),
-                                zk_data.encode_partition_state(states[tp])) for tp in tps]
+                                partition_state_json(states[tp])) for tp in tps]
         out: dict[TopicPartition, LeaderAndIsr | MetadataStoreError] = {}
         for tp, result in zip(tps, self._each_fenced(ops), strict=True):
             if isinstance(result, Stat):
@@ -325,7 +350,7 @@ class PathMetadataStore(MetadataStore):
                                 ) -> dict[TopicPartition, LeaderAndIsr | MetadataStoreError]:
         tps = list(states)
         ops: list[Op] = [SetData(zk_data.partition_state_path(tp.topic, tp.partition),
-                                 zk_data.encode_partition_state(LeaderIsrAndControllerEpoch(states[tp],
+                                 partition_state_json(LeaderIsrAndControllerEpoch(states[tp],
                                                                                             controller_epoch)),
                                  states[tp].partition_epoch) for tp in tps]
         out: dict[TopicPartition, LeaderAndIsr | MetadataStoreError] = {}
@@ -381,7 +406,7 @@ class PathMetadataStore(MetadataStore):
 
     def get_acl_resources(self) -> list[tuple[bool, str, str]]:
         """Every stored ACL resource as (prefixed, resource type title, name)."""
-        out = []
+        out: list[tuple[bool, str, str]] = []
         for prefixed in (False, True):
             root = self._acl_root(prefixed)
             for rtype in self._children(root):

@@ -52,7 +52,7 @@ from kafkapy.controller.replica_assignment import (
     validate_topic_assignment,
 )
 from kafkapy.controller.replica_state_machine import ReplicaState, ReplicaStateMachine
-from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid
+from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid
 
 # Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: partitions one CreateTopics or CreatePartitions
 # request may add.

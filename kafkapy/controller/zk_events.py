@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.controller import zk_data
 from kafkapy.controller.controller_events import (
     ControllerEvent,
     ElectionType,
@@ -29,7 +28,8 @@ from kafkapy.controller.partition_state_machine import (
     PartitionStateMachine,
 )
 from kafkapy.controller.topic_handlers import as_bool
-from kafkapy.controller.zk_data import random_kafka_uuid
+from kafkapy.zk import zk_data
+from kafkapy.zk.zk_data import random_kafka_uuid
 
 log = logging.getLogger("kafka.controller.KafkaController")
 

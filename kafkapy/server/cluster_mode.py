@@ -13,11 +13,11 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kafkapy.controller import zk_data
 from kafkapy.controller.zk_client import ZkMetadataStore
 from kafkapy.server.broker_to_controller import BrokerToControllerChannel
 from kafkapy.server.controller_channel_manager import ControllerChannelManager
 from kafkapy.server.network.inter_broker_security import inter_broker_client_security
+from kafkapy.zk import zk_data
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_config import KafkaConfig

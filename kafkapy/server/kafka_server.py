@@ -30,7 +30,6 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.controller.controller import Controller
 from kafkapy.controller.controller_events import AlterPartitionItem
 from kafkapy.controller.local_store import LocalMetadataStore
-from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.coordinator.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
@@ -50,6 +49,7 @@ from kafkapy.server.quota.quota_managers import QuotaManagers
 from kafkapy.server.replica_manager import ReplicaManager, effective_broker_configs
 from kafkapy.storage.log_cleaner import CleanerConfig
 from kafkapy.storage.log_manager import LogManager
+from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY
 
 log = logging.getLogger("kafka.server.KafkaServer")
 

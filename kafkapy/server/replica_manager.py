@@ -44,7 +44,6 @@ from kafkapy.common.errors import (
 from kafkapy.common.internal_topics import INTERNAL_TOPICS
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.controller.zk_data import DEFAULT_BROKER_ENTITY
 from kafkapy.record.crc import crc32c
 from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
 from kafkapy.server.partition_response import PartitionResponse, partition_error_response
@@ -61,6 +60,7 @@ from kafkapy.server.replication_quota_manager import (
     ReplicationQuotaManager,
     is_throttled_replica,
 )
+from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 

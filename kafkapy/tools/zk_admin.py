@@ -17,8 +17,6 @@ Thread-safety: one ZkAdmin per thread.
 
 from __future__ import annotations
 
-import json
-import uuid
 from typing import Any
 
 from kafkapy.client.admin_types import (
@@ -49,22 +47,12 @@ from kafkapy.common.replica_assignment import (
     assign_replicas_to_brokers,
 )
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.types import uuid_from_str, uuid_to_str
 from kafkapy.tools.zk_shell_client import ZkShellClient, ZkShellError
+from kafkapy.zk import zk_data
+from kafkapy.zk.zk_data import ZERO_UUID, decode_json, encode_json
 
-ZERO_UUID = uuid.UUID(int=0)
-REASSIGN_PATH = "/admin/reassign_partitions"
-PREFERRED_PATH = "/admin/preferred_replica_election"
 DEFAULT_PARTITIONS = 1  # Kafka 2.x TopicCommand required --partitions with --zookeeper; num.partitions default
 DEFAULT_REPLICATION_FACTOR = 1
-
-
-def _json(raw: bytes | None) -> Any:
-    return json.loads(raw.decode("utf-8")) if raw else None
-
-
-def _encode(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":")).encode("utf-8")
 
 
 class ZkAdmin:
@@ -86,30 +74,29 @@ class ZkAdmin:
 
     def _get_json(self, path: str) -> Any:
         try:
-            return _json(self.zk.get(path)[0])
+            return decode_json(self.zk.get(path)[0])
         except ZkShellError:
             return None
 
     def _brokers(self) -> list[BrokerMetadata]:
         out = []
-        for child in self._children("/brokers/ids"):
-            data = self._get_json(f"/brokers/ids/{child}") or {}
+        for child in self._children(zk_data.BROKER_IDS_PATH):
+            data = self._get_json(zk_data.broker_path(int(child))) or {}
             out.append(BrokerMetadata(int(child), data.get("rack")))
         return out
 
     def _assignment(self, topic: str) -> tuple[dict[str, Any], dict[int, list[int]]]:
-        data = self._get_json(f"/brokers/topics/{topic}")
+        data = self._get_json(zk_data.topic_path(topic))
         if data is None:
             raise UnknownTopicOrPartitionError(f"Topic '{topic}' does not exist")
         return data, {int(p): list(r) for p, r in data.get("partitions", {}).items()}
 
     def list_topics(self, include_internal: bool = True) -> dict[str, TopicListing]:
         out = {}
-        for name in self._children("/brokers/topics"):
+        for name in self._children(zk_data.TOPICS_PATH):
             if not include_internal and is_internal_topic(name):
                 continue
-            data = self._get_json(f"/brokers/topics/{name}") or {}
-            topic_id = uuid_from_str(data["topic_id"]) if data.get("topic_id") else ZERO_UUID
+            topic_id = zk_data.decode_topic(self._get_json(zk_data.topic_path(name)) or {})[0] or ZERO_UUID
             out[name] = TopicListing(name, topic_id, is_internal_topic(name))
         return out
 
@@ -130,38 +117,40 @@ class ZkAdmin:
                 continue
             partitions = []
             for p in sorted(assignment):
-                state = self._get_json(f"/brokers/topics/{name}/partitions/{p}/state") or {}
+                state = self._get_json(zk_data.partition_state_path(name, p)) or {}
                 leader = state.get("leader", -1)
                 partitions.append(TopicPartitionInfo(
                     p, None if leader < 0 else node(leader), [node(r) for r in assignment[p]],
                     [node(r) for r in state.get("isr", [])], leader_epoch=state.get("leader_epoch", -1),
                     replica_ids=list(assignment[p])))
-            topic_id = uuid_from_str(data["topic_id"]) if data.get("topic_id") else ZERO_UUID
+            topic_id = zk_data.decode_topic(data)[0] or ZERO_UUID
             out[name] = TopicDescription(name, is_internal_topic(name), partitions, topic_id)
         return out
 
     def describe_configs(self, resources: list[ConfigResource]) -> dict[ConfigResource, Config]:
         out = {}
         for res in resources:
-            overrides = (self._get_json(f"/config/topics/{res.name}") or {}).get("config", {})
+            overrides = zk_data.decode_config(self._get_json(zk_data.entity_config_path("topics", res.name)))
             out[res] = Config(res, {k: ConfigEntry(k, v, ConfigSource.DYNAMIC_TOPIC_CONFIG)
                                     for k, v in overrides.items()})
         return out
 
     def describe_cluster(self) -> ClusterDescription:
-        controller = (self._get_json("/controller") or {}).get("brokerid")
+        controller_data = self._get_json(zk_data.CONTROLLER_PATH)
+        controller = zk_data.decode_controller(controller_data) if controller_data is not None else None
         nodes = [Node(b.id, "", -1, b.rack) for b in self._brokers()]
         by_id = {n.node_id: n for n in nodes}
-        cluster_id = (self._get_json("/cluster/id") or {}).get("id")
-        return ClusterDescription(cluster_id, by_id.get(controller), nodes)
+        cluster_data = self._get_json(zk_data.CLUSTER_ID_PATH)
+        cluster_id = zk_data.decode_cluster_id(cluster_data) if cluster_data is not None else None
+        return ClusterDescription(cluster_id, by_id.get(controller) if controller is not None else None, nodes)
 
     def all_partitions(self) -> list[TopicPartition]:
-        return [TopicPartition(t, p) for t in sorted(self._children("/brokers/topics"))
-                for p in sorted(int(x) for x in (self._get_json(f"/brokers/topics/{t}") or {}).get("partitions", {}))]
+        return [TopicPartition(t, p) for t in sorted(self._children(zk_data.TOPICS_PATH))
+                for p in sorted(zk_data.decode_topic(self._get_json(zk_data.topic_path(t)) or {})[1])]
 
     def _reassign_request(self) -> dict[TopicPartition, list[int]]:
-        data = self._get_json(REASSIGN_PATH) or {}
-        return {TopicPartition(p["topic"], p["partition"]): list(p["replicas"]) for p in data.get("partitions", [])}
+        requested = zk_data.decode_reassignment(self._get_json(zk_data.REASSIGN_PARTITIONS_PATH))
+        return {TopicPartition(t, p): list(r) for (t, p), r in requested.items()}
 
     def list_partition_reassignments(self, tps: list[Any] | None = None) -> dict[Any, PartitionReassignment]:
         """Partitions with adding/removing replicas in their topic znode, plus those still listed in
@@ -172,18 +161,17 @@ class ZkAdmin:
         out: dict[Any, PartitionReassignment] = {}
         for tp in tps:
             if tp in requested:
-                current = (self._get_json(f"/brokers/topics/{tp.topic}") or {}).get("partitions", {})
-                replicas = list(current.get(str(tp.partition), []))
+                current = zk_data.decode_topic(self._get_json(zk_data.topic_path(tp.topic)) or {})[1]
+                replicas = list(current.get(tp.partition, ()))
                 target = requested[tp]
                 out[tp] = PartitionReassignment(replicas + [r for r in target if r not in replicas],
                                                 [r for r in target if r not in replicas],
                                                 [r for r in replicas if r not in target])
                 continue
-            data = self._get_json(f"/brokers/topics/{tp.topic}") or {}
-            adding = data.get("adding_replicas", {}).get(str(tp.partition), [])
-            removing = data.get("removing_replicas", {}).get(str(tp.partition), [])
-            if adding or removing:
-                out[tp] = PartitionReassignment(list(data["partitions"][str(tp.partition)]), adding, removing)
+            _, assignment, adding, removing = zk_data.decode_topic(self._get_json(zk_data.topic_path(tp.topic)) or {})
+            if adding.get(tp.partition) or removing.get(tp.partition):
+                out[tp] = PartitionReassignment(list(assignment[tp.partition]), list(adding.get(tp.partition, ())),
+                                                list(removing.get(tp.partition, ())))
         return out
 
     # --- writes --------------------------------------------------------------------------------------
@@ -193,11 +181,10 @@ class ZkAdmin:
         if any(replicas is None for replicas in targets.values()):
             raise ZkShellError("Cancelling a reassignment needs --bootstrap-server (Kafka 2.x's ZooKeeper path "
                                "cannot cancel)")
-        if self.zk.exists(REASSIGN_PATH) is not None:
+        if self.zk.exists(zk_data.REASSIGN_PARTITIONS_PATH) is not None:
             raise ZkShellError("There is an existing assignment running.")
-        doc = {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition, "replicas": list(r or [])}
-                                            for tp, r in targets.items()]}
-        self.zk.create(REASSIGN_PATH, _encode(doc), make_parents=True)
+        doc = zk_data.encode_reassignment({(tp.topic, tp.partition): list(r or []) for tp, r in targets.items()})
+        self.zk.create(zk_data.REASSIGN_PARTITIONS_PATH, encode_json(doc), make_parents=True)
         return dict.fromkeys(targets)
 
     def incremental_alter_configs(self, changes: dict[ConfigResource, list[Any]]) -> None:
@@ -208,19 +195,19 @@ class ZkAdmin:
         for res, ops in changes.items():
             to_set = {op.name: op.value for op in ops if op.op == AlterConfigOpType.SET}
             to_delete = [op.name for op in ops if op.op == AlterConfigOpType.DELETE]
-            write_configs(self.zk, kinds[res.type], res.name or "<default>", to_set, to_delete)
+            write_configs(self.zk, kinds[res.type], res.name or zk_data.DEFAULT_BROKER_ENTITY, to_set, to_delete)
 
     def create_preferred_replica_election(self, partitions: list[TopicPartition]) -> None:
         """Kafka 2.x's PreferredReplicaLeaderElectionCommand: one /admin/preferred_replica_election at a time."""
-        if self.zk.exists(PREFERRED_PATH) is not None:
+        if self.zk.exists(zk_data.PREFERRED_REPLICA_ELECTION_PATH) is not None:
             raise ZkShellError("Preferred replica leader election currently in progress for "
                                + ", ".join(map(str, partitions)) + ". Aborting operation")
-        doc = {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in partitions]}
-        self.zk.create(PREFERRED_PATH, _encode(doc), make_parents=True)
+        doc = zk_data.encode_partitions([(tp.topic, tp.partition) for tp in partitions])
+        self.zk.create(zk_data.PREFERRED_REPLICA_ELECTION_PATH, encode_json(doc), make_parents=True)
 
     def create_topics(self, topics: list[NewTopic]) -> None:
         for t in topics:
-            if self.zk.exists(f"/brokers/topics/{t.name}") is not None:
+            if self.zk.exists(zk_data.topic_path(t.name)) is not None:
                 raise TopicAlreadyExistsError(f"Topic '{t.name}' already exists.")
             if t.replica_assignment:
                 assignment = {p: list(r) for p, r in t.replica_assignment.items()}
@@ -234,17 +221,15 @@ class ZkAdmin:
                 brokers = apply_rack_aware_mode(self._brokers(), RackAwareMode.ENFORCED)
                 assignment = assign_replicas_to_brokers(brokers, partitions, rf)
             # Kafka's AdminZkClient writes the config znode first: a broker seeing the topic finds its configs.
-            config_path = f"/config/topics/{t.name}"
-            config = _encode({"version": 1, "config": dict(t.configs)})
+            config_path = zk_data.entity_config_path("topics", t.name)
+            config = encode_json(zk_data.encode_config(dict(t.configs)))
             if self.zk.exists(config_path) is None:
                 self.zk.create(config_path, config, make_parents=True)
             else:
                 self.zk.set(config_path, config)
-            topic = {"partitions": {str(p): r for p, r in sorted(assignment.items())},
-                     "topic_id": uuid_to_str(uuid.uuid4()), "adding_replicas": {}, "removing_replicas": {},
-                     "version": 3}
+            topic = zk_data.encode_topic(zk_data.random_kafka_uuid(), assignment)
             try:
-                self.zk.create(f"/brokers/topics/{t.name}", _encode(topic), make_parents=True)
+                self.zk.create(zk_data.topic_path(t.name), encode_json(topic), make_parents=True)
             except ZkShellError as e:
                 raise TopicAlreadyExistsError(f"Topic '{t.name}' already exists.") from e
 
@@ -265,10 +250,10 @@ class ZkAdmin:
                     {b.id for b in brokers} else -1
                 extra = assign_replicas_to_brokers(brokers, np.total_count - current, rf, first, current)
             data["partitions"] = {**data["partitions"], **{str(p): r for p, r in extra.items()}}
-            self.zk.set(f"/brokers/topics/{name}", _encode(data))
+            self.zk.set(zk_data.topic_path(name), encode_json(data))
 
     def delete_topics(self, topics: list[str]) -> None:
         for name in topics:
-            path = f"/admin/delete_topics/{name}"
+            path = zk_data.delete_topic_path(name)
             if self.zk.exists(path) is None:
                 self.zk.create(path, None, make_parents=True)

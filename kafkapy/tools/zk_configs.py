@@ -8,14 +8,13 @@ Thread-safety: one call at a time per ZkShellClient.
 
 from __future__ import annotations
 
-import json
-
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.zk_shell_client import ZkShellClient, ZkShellError
+from kafkapy.zk import zk_data
+from kafkapy.zk.zk_data import decode_json, encode_json
 
 ZK_ENTITY_TYPES = ("topics", "clients", "users", "brokers")
-DEFAULT_ENTITY = "<default>"
-CHANGE_PREFIX = "/config/changes/config_change_"
+DEFAULT_ENTITY = zk_data.DEFAULT_BROKER_ENTITY
 _TYPE_NAMES = {"users": "user-principal", "clients": "client-id", "topics": "topic"}
 
 
@@ -25,20 +24,16 @@ def entity_text(entity_type: str, name: str) -> str:
     return f"default {type_name}" if name == DEFAULT_ENTITY else f"{type_name} '{name}'"
 
 
-def _path(entity_type: str, name: str) -> str:
-    return f"/config/{entity_type}/{name}"
-
-
 def read_configs(zk: ZkShellClient, entity_type: str, name: str) -> dict[str, str]:
     try:
-        raw, _ = zk.get(_path(entity_type, name))
+        raw, _ = zk.get(zk_data.entity_config_path(entity_type, name))
     except ZkShellError:
         return {}
-    return dict((json.loads(raw) if raw else {}).get("config", {}))
+    return zk_data.decode_config(decode_json(raw))
 
 
 def alter(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[str, str], to_delete: list[str]) -> str:
-    if entity_type == "topics" and zk.exists(f"/brokers/topics/{name}") is None:
+    if entity_type == "topics" and zk.exists(zk_data.topic_path(name)) is None:
         raise ToolFailure(f"Topic {name} does not exist.")
     missing = [k for k in to_delete if k not in read_configs(zk, entity_type, name) and k not in to_add]
     if missing:
@@ -54,20 +49,20 @@ def write_configs(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[s
     configs.update(to_add)
     for key in to_delete:
         configs.pop(key, None)
-    data = json.dumps({"version": 1, "config": configs}, separators=(",", ":")).encode()
-    path = _path(entity_type, name)
+    data = encode_json(zk_data.encode_config(configs))
+    path = zk_data.entity_config_path(entity_type, name)
     if zk.exists(path) is None:
         zk.create(path, data, make_parents=True)
     else:
         zk.set(path, data)
-    change = json.dumps({"version": 2, "entity_path": f"{entity_type}/{name}"}, separators=(",", ":")).encode()
-    zk.create(CHANGE_PREFIX, change, sequential=True, make_parents=True)
+    change = encode_json(zk_data.encode_config_change(f"{entity_type}/{name}"))
+    zk.create(zk_data.CONFIG_CHANGE_PREFIX, change, sequential=True, make_parents=True)
 
 
 def describe(zk: ZkShellClient, entity_type: str, name: str | None) -> list[str]:
     if name is None:
         try:
-            names = sorted(zk.children(f"/config/{entity_type}"))
+            names = sorted(zk.children(f"{zk_data.CONFIG_PATH}/{entity_type}"))
         except ZkShellError:
             names = []
     else:

@@ -1,100 +1,99 @@
-"""The tools' one door to ZooKeeper: a small synchronous facade over kazoo for zookeeper-shell and the
-ZooKeeper-era tool flags (`topics --zookeeper`, ...).
+"""The tools' door to ZooKeeper: a small synchronous facade over kafkapy.zk.kafka_zk_client.KafkaZkClient for
+zookeeper-shell and the ZooKeeper-era tool flags (`topics --zookeeper`, `configs --zookeeper`, ...), with
+zkCli's wording for errors ("Node does not exist: /p").
 
-Why a second kazoo importer: tools may not import kafkapy.controller (the broker side), yet
-zookeeper-shell needs the raw znode operations (ephemeral/sequential create, stat, versions) that the
-controller's ZkMetadataStore deliberately hides behind Kafka's metadata model. This module is listed
-next to kafkapy.controller.zk_client in the import contract "kazoo is imported in one module only";
-nothing else on the tools side touches kazoo.
-
-Errors: kazoo's exceptions become ZkShellError with zkCli's wording ("Node does not exist: /p").
-Thread-safety: one ZkShellClient per thread (kazoo's client is thread-safe; this wrapper adds no state).
+Authentication is Kafka's: the JAAS `Client` section named by -Djava.security.auth.login.config in
+$KAFKA_OPTS (zookeeper.sasl.client / zookeeper.sasl.clientconfig honoured), plus digest credentials.
+Nodes created here carry Kafka's ACLs when `secure_acls` is set (the tools' callers pass it when the
+session is authenticated, as Kafka's AdminZkClient does with JaasUtils.isZkSaslEnabled).
+Thread-safety: one ZkShellClient per thread (the underlying client is thread-safe; this wrapper adds no state).
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-
-from kazoo.client import KazooClient
-from kazoo.exceptions import (
-    BadVersionError,
-    KazooException,
-    NoChildrenForEphemeralsError,
-    NodeExistsError,
-    NoNodeError,
-    NotEmptyError,
-)
-from kazoo.handlers.threading import KazooTimeoutError
+from collections.abc import Sequence
 
 from kafkapy.tools import ToolFailure
+from kafkapy.zk.kafka_zk_client import (
+    KafkaZkClient,
+    ZkBadVersionError,
+    ZkConnectionTimeoutError,
+    ZkError,
+    ZkNoAuthError,
+    ZkNoChildrenForEphemeralsError,
+    ZkNodeExistsError,
+    ZkNoNodeError,
+    ZkNotEmptyError,
+    ZkStat,
+)
+from kafkapy.zk.zk_client_config import (
+    ZkClientAuth,
+    ZkSecurityConfigError,
+    system_properties,
+    zk_client_auth,
+)
+from kafkapy.zk.zk_data import ZkAcl
 
-# kazoo logs retried connection drops as warnings; without a handler Python prints them on stderr, which would
-# add "Connection dropped: ..." to a tool's output (zkCli's own reconnects are silent too).
-logging.getLogger("kazoo").addHandler(logging.NullHandler())
+ZnodeStat = ZkStat
 
 
 class ZkShellError(ToolFailure):
     """A ZooKeeper operation failed; str() is zkCli's one-line message."""
 
 
-@dataclass(frozen=True)
-class ZnodeStat:
-    """ZooKeeper's Stat structure, field for field."""
-
-    czxid: int
-    mzxid: int
-    ctime: int
-    mtime: int
-    version: int
-    cversion: int
-    aversion: int
-    ephemeral_owner: int
-    data_length: int
-    num_children: int
-    pzxid: int
-
-
-def _stat(s) -> ZnodeStat:
-    return ZnodeStat(s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.cversion, s.aversion,
-                     s.ephemeralOwner, s.dataLength, s.numChildren, s.pzxid)
-
-
-def _error(e: Exception, path: str) -> ZkShellError:
-    if isinstance(e, NoNodeError):
+def _error(e: ZkError, path: str) -> ZkShellError:
+    if isinstance(e, ZkNoNodeError):
         return ZkShellError(f"Node does not exist: {path}")
-    if isinstance(e, NodeExistsError):
+    if isinstance(e, ZkNodeExistsError):
         return ZkShellError(f"Node already exists: {path}")
-    if isinstance(e, NotEmptyError):
+    if isinstance(e, ZkNotEmptyError):
         return ZkShellError(f"Node not empty: {path}")
-    if isinstance(e, BadVersionError):
+    if isinstance(e, ZkBadVersionError):
         return ZkShellError(f"version No is not valid : {path}")
-    if isinstance(e, NoChildrenForEphemeralsError):
+    if isinstance(e, ZkNoChildrenForEphemeralsError):
         return ZkShellError(f"Ephemerals cannot have children: {path}")
-    return ZkShellError(f"{type(e).__name__}: {e} ({path})")
+    if isinstance(e, ZkNoAuthError):
+        return ZkShellError(f"Insufficient permission : {path}")
+    return ZkShellError(str(e))
+
+
+def tool_auth(digest: Sequence[str] = ()) -> ZkClientAuth:
+    """The SASL login of $KAFKA_OPTS' JAAS file, plus digest `user:password` credentials."""
+    try:
+        auth = zk_client_auth(system_properties())
+    except ZkSecurityConfigError as e:
+        raise ZkShellError(str(e)) from None
+    return ZkClientAuth(auth.sasl_mechanism, auth.sasl_username, auth.sasl_password, tuple(digest))
 
 
 class ZkShellClient:
     """Connected on construction; close() ends the session (its ephemeral znodes go with it)."""
 
-    def __init__(self, connect: str, timeout_s: float = 30.0, session_timeout_s: float = 30.0) -> None:
+    def __init__(self, connect: str, timeout_s: float = 30.0, session_timeout_s: float = 30.0, *,
+                 auth: ZkClientAuth | None = None, secure_acls: bool | None = None) -> None:
         self.connect = connect
-        self._zk = KazooClient(hosts=connect, timeout=session_timeout_s)
+        auth = auth if auth is not None else tool_auth()
+        # Kafka's tools create znodes with secure ACLs whenever their session is authenticated.
+        secure = auth.authenticated if secure_acls is None else secure_acls
         try:
-            self._zk.start(timeout=timeout_s)
-        except KazooTimeoutError as e:
-            self._zk.close()
+            self._zk = KafkaZkClient(connect, session_timeout_ms=int(session_timeout_s * 1000),
+                                     connection_timeout_ms=int(timeout_s * 1000), secure_acls=secure, auth=auth,
+                                     create_chroot=False)
+        except ZkConnectionTimeoutError as e:
             raise ZkShellError(f"Timed out waiting for connection to ZooKeeper at {connect}") from e
+        except ZkError as e:
+            raise ZkShellError(str(e)) from e
+
+    @property
+    def zk(self) -> KafkaZkClient:
+        return self._zk
 
     @property
     def state(self) -> str:
         return "CONNECTED" if self._zk.connected else "CLOSED"
 
     def close(self) -> None:
-        try:
-            self._zk.stop()
-        finally:
-            self._zk.close()
+        self._zk.close()
 
     def __enter__(self) -> ZkShellClient:
         return self
@@ -104,20 +103,21 @@ class ZkShellClient:
 
     def children(self, path: str) -> list[str]:
         try:
-            return list(self._zk.get_children(path))
-        except KazooException as e:
+            return self._zk.children(path)
+        except ZkError as e:
             raise _error(e, path) from e
 
     def get(self, path: str) -> tuple[bytes | None, ZnodeStat]:
         try:
-            data, stat = self._zk.get(path)
-        except KazooException as e:
+            return self._zk.get(path)
+        except ZkError as e:
             raise _error(e, path) from e
-        return data, _stat(stat)
 
     def exists(self, path: str) -> ZnodeStat | None:
-        stat = self._zk.exists(path)
-        return None if stat is None else _stat(stat)
+        try:
+            return self._zk.exists(path)
+        except ZkError as e:
+            raise _error(e, path) from e
 
     def stat(self, path: str) -> ZnodeStat:
         stat = self.exists(path)
@@ -127,32 +127,26 @@ class ZkShellClient:
 
     def set(self, path: str, data: bytes, version: int = -1) -> ZnodeStat:
         try:
-            return _stat(self._zk.set(path, data, version=version))
-        except KazooException as e:
+            return self._zk.set(path, data, version)
+        except ZkError as e:
             raise _error(e, path) from e
 
     def create(self, path: str, data: bytes | None = None, *, ephemeral: bool = False, sequential: bool = False,
                make_parents: bool = False) -> str:
         try:
-            return str(self._zk.create(path, data, ephemeral=ephemeral, sequence=sequential,
-                                       makepath=make_parents))
-        except KazooException as e:
-            raise _error(e, path) from e
+            return self._zk.create(path, data, ephemeral=ephemeral, sequential=sequential,
+                                   make_parents=make_parents)[0]
+        except ZkError as e:
+            raise _error(e, e.path or path) from e
 
     def delete(self, path: str, version: int = -1, recursive: bool = False) -> None:
         try:
-            self._zk.delete(path, version=version, recursive=recursive)
-        except KazooException as e:
+            self._zk.delete(path, version, recursive=recursive)
+        except ZkError as e:
             raise _error(e, path) from e
 
-    def transaction(self, creates: list[tuple[str, bytes]], sets: list[tuple[str, bytes]]) -> None:
-        """Create and set several znodes atomically (a ZooKeeper multi)."""
-        tx = self._zk.transaction()
-        for path, data in creates:
-            tx.create(path, data)
-        for path, data in sets:
-            tx.set_data(path, data)
-        results = tx.commit()
-        for result, path in zip(results, [p for p, _ in creates] + [p for p, _ in sets], strict=False):
-            if isinstance(result, Exception):
-                raise _error(result, path)
+    def get_acls(self, path: str) -> list[ZkAcl]:
+        try:
+            return self._zk.get_acls(path)[0]
+        except ZkError as e:
+            raise _error(e, path) from e

@@ -27,7 +27,7 @@ def chroot(zookeeper):
 
 
 def raw(store: ZkMetadataStore, path: str) -> bytes:
-    return store._client.get(path)[0]
+    return store.zk.get(path)[0]
 
 
 def test_znodes_are_kafkas(chroot) -> None:
@@ -41,7 +41,7 @@ def test_znodes_are_kafkas(chroot) -> None:
             "endpoints": ["PLAINTEXT://127.0.0.1:9092"], "jmx_port": -1, "port": 9092, "host": "127.0.0.1",
             "version": 5, "timestamp": "1234", "rack": "r1"}
         assert b" " not in raw(store, "/brokers/ids/1")  # compact JSON, as Jackson writes it
-        assert store._client.exists("/brokers/ids/1").ephemeralOwner == store.session_id
+        assert store.zk.exists("/brokers/ids/1").ephemeral_owner == store.session_id
         assert store.get_brokers()[1].epoch == epoch
         assert store.try_elect_controller(1, 99) == 1
         assert raw(store, "/controller_epoch") == b"1"
@@ -62,7 +62,7 @@ def test_znodes_are_kafkas(chroot) -> None:
         stale = store.update_partition_states({tp: LeaderAndIsr(1, 2, (1,), partition_epoch=0)}, 1)
         assert isinstance(stale[tp], BadVersionError)
         store.set_topic_config("t", {"retention.ms": "5"})
-        changes = store._client.get_children("/config/changes")
+        changes = store.zk.children("/config/changes")
         assert changes and all(c.startswith("config_change_") for c in changes)
         assert json.loads(raw(store, "/config/changes/" + sorted(changes)[-1])) == {
             "version": 2, "entity_path": "topics/t"}
@@ -119,7 +119,7 @@ def test_zombie_controller_writes_are_fenced(chroot) -> None:
         ok = zombie.update_partition_states({tp: LeaderAndIsr(0, 1, (0,), partition_epoch=0)}, 1)
         assert ok[tp].partition_epoch == 1
         # Another controller got elected (its election bumped /controller_epoch).
-        other._client.set("/controller_epoch", b"2")
+        other.zk.set("/controller_epoch", b"2")
         with pytest.raises(ControllerMovedError):
             zombie.update_partition_states({tp: LeaderAndIsr(0, 2, (0,), partition_epoch=1)}, 1)
         assert json.loads(raw(other, "/brokers/topics/f/partitions/0/state"))["leader_epoch"] == 1

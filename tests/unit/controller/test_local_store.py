@@ -12,9 +12,10 @@ import pytest
 from kafkapy.cluster.broker import Broker, EndPoint
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch, LeaderRecoveryState
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.controller import zk_data
 from kafkapy.controller.local_store import METADATA_FILE_NAME, LocalMetadataStore
 from kafkapy.controller.metadata_store import BadVersionError, NodeExistsError, NoNodeError
+from kafkapy.controller.path_store import broker_from_json, broker_json
+from kafkapy.zk import zk_data
 
 
 def nodes_on_disk(path: str) -> dict:
@@ -127,13 +128,13 @@ def test_brokers_are_ephemeral_and_epochs_grow(tmp_path) -> None:
 
 def test_broker_json_shape() -> None:
     b = Broker(1, (EndPoint("PLAINTEXT", "h", 9092),), None)
-    data = zk_data.encode_broker(b, 5)
+    data = broker_json(b, 5)
     assert data == {"features": {}, "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
                     "endpoints": ["PLAINTEXT://h:9092"], "jmx_port": -1, "port": 9092,
                     "host": "h", "version": 5, "timestamp": "5"}
-    assert zk_data.decode_broker(1, data, 9) == b.with_epoch(9)
+    assert broker_from_json(1, data, 9) == b.with_epoch(9)
     racked = Broker(1, (EndPoint("PLAINTEXT", "h", 9092),), "r1")
-    assert zk_data.encode_broker(racked, 5)["rack"] == "r1"  # Kafka writes "rack" only when broker.rack is set
+    assert broker_json(racked, 5)["rack"] == "r1"  # Kafka writes "rack" only when broker.rack is set
 
 
 def test_controller_election_and_epoch(tmp_path) -> None:

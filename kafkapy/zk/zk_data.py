@@ -1,6 +1,7 @@
-"""Kafka's ZooKeeper layout (ZkData): node paths and the JSON payloads stored at them.
+"""Kafka's ZooKeeper layout (Kafka's ZkData): node paths, the JSON payloads stored at them, and the ACLs
+Kafka gives each node. Used by the controller's store, the broker and the ZooKeeper-era tools alike.
 
-Payload shapes, exactly as Kafka writes them:
+Payload shapes, exactly as Kafka writes them (compact UTF-8 JSON; Kafka's Jackson writes no spaces):
   /cluster/id                                {"version":"1","id":"<22-char base64 uuid>"}
   /controller                                {"version":1,"brokerid":0,"timestamp":"<ms>"}
   /controller_epoch                          5                        (a bare integer)
@@ -12,33 +13,43 @@ Payload shapes, exactly as Kafka writes them:
   /brokers/topics/<t>/partitions/<p>/state   {"controller_epoch":1,"leader":0,"version":1,"leader_epoch":0,"isr":[0]}
                                              (+ "leader_recovery_state":1 while RECOVERING); the node's
                                              version is the partition epoch
-  /config/topics/<t>, /config/brokers/<id>, /config/brokers/<default>   {"version":1,"config":{"k":"v"}}
+  /config/topics/<t>, /config/brokers/<id>, /config/brokers/<default>, /config/users/<u>, /config/clients/<c>
+                                             {"version":1,"config":{"k":"v"}}  (a SCRAM credential is the value
+                                             "salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>" of
+                                             the key SCRAM-SHA-256 / SCRAM-SHA-512 under /config/users/<u>)
   /admin/delete_topics/<t>                   (no data)
   /config/changes/config_change_<seq>        {"version":2,"entity_path":"topics/<t>"}
   /isr_change_notification/isr_change_<seq>  {"version":1,"partitions":[{"topic":"t","partition":0}]}
   /admin/reassign_partitions                 {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}
   /admin/preferred_replica_election          {"version":1,"partitions":[{"topic":"t","partition":0}]}
-Values are Python objects (what json.loads gives); the store decides how to hold bytes.
-Pure functions; thread-safe.
+ACLs (ZkData.defaultAcls): with zookeeper.set.acl every node but /consumers gets the authenticated creator's
+ALL (`auth` scheme) plus world READ, except under the sensitive roots (/config/users, /config/brokers,
+/delegation_token/tokens), which are creator-only; without it every node is world ALL.
+Values are Python objects (what json.loads gives); encode_json / decode_json give Kafka's bytes.
+Pure functions and constants; thread-safe. Imports nothing of kafkapy but common: the tools use it too.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import uuid
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
-from kafkapy.cluster.broker import Broker, EndPoint
-from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch, LeaderRecoveryState
-
+CLUSTER_PATH = "/cluster"
 CLUSTER_ID_PATH = "/cluster/id"
 CONTROLLER_PATH = "/controller"
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
+BROKERS_PATH = "/brokers"
 BROKER_IDS_PATH = "/brokers/ids"
 TOPICS_PATH = "/brokers/topics"
 CONFIG_PATH = "/config"
+ADMIN_PATH = "/admin"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+LOG_DIR_EVENT_NOTIFICATION_PATH = "/log_dir_event_notification"
 CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
 ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
@@ -47,21 +58,80 @@ REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
 PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
 BROKER_SEQUENCE_ID_PATH = "/brokers/seqid"
 CONSUMERS_PATH = "/consumers"
+DELEGATION_TOKEN_AUTH_PATH = "/delegation_token"
+DELEGATION_TOKENS_PATH = "/delegation_token/tokens"
+FEATURE_PATH = "/feature"
+MIGRATION_PATH = "/migration"
 # ACLs (Kafka's ZkAclStore): LITERAL patterns under /kafka-acl/<ResourceType>/<name>, PREFIXED under
 # /kafka-acl-extended/prefixed/<ResourceType>/<name>; each change leaves a sequential notification node.
 ACL_LITERAL_PATH = "/kafka-acl"
+ACL_EXTENDED_PATH = "/kafka-acl-extended"
 ACL_PREFIXED_PATH = "/kafka-acl-extended/prefixed"
 ACL_LITERAL_CHANGES_PATH = "/kafka-acl-changes"
 ACL_EXTENDED_CHANGES_PATH = "/kafka-acl-extended-changes"
 ACL_CHANGE_NODE = "acl_changes_"
+# ConfigType.ALL: the entity types under /config.
+CONFIG_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "ips")
 # Kafka's ZkData.PersistentZkPaths: created at start-up by every broker.
 PERSISTENT_PATHS = ("/consumers", "/brokers/ids", "/brokers/topics", "/config/changes", "/admin/delete_topics",
                     "/brokers/seqid", "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
                     "/config/topics", "/config/clients", "/config/users", "/config/brokers", "/config/ips")
+# ZkData.SecureRootPaths: the roots zookeeper-security-migration walks (ZkAclStore's paths included).
+SECURE_ROOT_PATHS = (ADMIN_PATH, BROKERS_PATH, CLUSTER_PATH, CONFIG_PATH, CONTROLLER_PATH, CONTROLLER_EPOCH_PATH,
+                     ISR_CHANGE_NOTIFICATION_PATH, PRODUCER_ID_BLOCK_PATH, LOG_DIR_EVENT_NOTIFICATION_PATH,
+                     DELEGATION_TOKEN_AUTH_PATH, ACL_EXTENDED_PATH, MIGRATION_PATH, FEATURE_PATH,
+                     ACL_LITERAL_PATH, ACL_LITERAL_CHANGES_PATH, ACL_PREFIXED_PATH, ACL_EXTENDED_CHANGES_PATH)
+# ZkData.SensitiveRootPaths: credentials live here, so no world READ.
+SENSITIVE_ROOT_PATHS = ("/config/users", "/config/brokers", DELEGATION_TOKENS_PATH)
 DEFAULT_BROKER_ENTITY = "<default>"
 
 ZERO_UUID = uuid.UUID(int=0)
 METADATA_TOPIC_ID = uuid.UUID(int=1)
+
+
+# -- ACLs (ZooDefs.Perms / ZooDefs.Ids) ----------------------------------------------------------------
+
+PERM_READ, PERM_WRITE, PERM_CREATE, PERM_DELETE, PERM_ADMIN = 1, 2, 4, 8, 16
+PERM_ALL = 31
+
+
+@dataclass(frozen=True, slots=True)
+class ZkAcl:
+    """One ZooKeeper ACL entry: permission bits, scheme (world, auth, digest, sasl, ip) and id."""
+
+    perms: int
+    scheme: str
+    id: str
+
+
+OPEN_ACL_UNSAFE = (ZkAcl(PERM_ALL, "world", "anyone"),)
+CREATOR_ALL_ACL = (ZkAcl(PERM_ALL, "auth", ""),)
+READ_ACL_UNSAFE = (ZkAcl(PERM_READ, "world", "anyone"),)
+
+
+def sensitive_path(path: str) -> bool:
+    return any(path.startswith(root) for root in SENSITIVE_ROOT_PATHS)
+
+
+def default_acls(is_secure: bool, path: str) -> tuple[ZkAcl, ...]:
+    """Kafka's ZkData.defaultAcls (path relative to the chroot). /consumers stays open: old consumers write there."""
+    if not is_secure or path == CONSUMERS_PATH:
+        return OPEN_ACL_UNSAFE
+    return CREATOR_ALL_ACL if sensitive_path(path) else CREATOR_ALL_ACL + READ_ACL_UNSAFE
+
+
+# -- bytes ------------------------------------------------------------------------------------------------
+
+def encode_json(data: Any) -> bytes:
+    if data is None:
+        return b""
+    return json.dumps(data, separators=(",", ":")).encode("utf-8")
+
+
+def decode_json(raw: bytes | None) -> Any:
+    if not raw:
+        return None
+    return json.loads(raw.decode("utf-8"))
 
 
 # -- Kafka's Uuid text form (url-safe base64 of the 16 bytes, no padding) -------------------------------
@@ -130,8 +200,31 @@ def decode_controller(data: Any) -> int:
     return int(data["brokerid"]) if isinstance(data, dict) else int(data)
 
 
-def encode_broker(broker: Broker, timestamp_ms: int) -> dict[str, Any]:
-    first = broker.endpoint()
+class EndPointLike(Protocol):
+    @property
+    def listener_name(self) -> str: ...
+    @property
+    def security_protocol(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    def connection_string(self) -> str: ...
+
+
+class BrokerLike(Protocol):
+    """What encode_broker reads of a broker (kafkapy.cluster.broker.Broker has it)."""
+
+    @property
+    def endpoints(self) -> Sequence[EndPointLike]: ...
+    @property
+    def rack(self) -> str | None: ...
+    @property
+    def features(self) -> dict[str, Any]: ...
+
+
+def encode_broker(broker: BrokerLike, timestamp_ms: int) -> dict[str, Any]:
+    first = broker.endpoints[0] if broker.endpoints else None
     return {
         "features": broker.features,
         "listener_security_protocol_map": {ep.listener_name: ep.security_protocol for ep in broker.endpoints},
@@ -144,17 +237,25 @@ def encode_broker(broker: Broker, timestamp_ms: int) -> dict[str, Any]:
     } | ({"rack": broker.rack} if broker.rack is not None else {})
 
 
-def decode_broker(broker_id: int, data: Any, epoch: int) -> Broker:
-    protocol_map = data.get("listener_security_protocol_map") or {}
-    endpoints = tuple(EndPoint.parse(text, protocol_map) for text in data.get("endpoints", []))
-    if not endpoints and data.get("host") is not None:
-        endpoints = (EndPoint("PLAINTEXT", data["host"], int(data["port"]), "PLAINTEXT"),)
-    return Broker(broker_id, endpoints, data.get("rack"), epoch, data.get("features") or {})
+class BrokerRegistration(NamedTuple):
+    """A decoded /brokers/ids/<id>: endpoints as `LISTENER://host:port` texts."""
+
+    endpoints: tuple[str, ...]
+    protocol_map: dict[str, str]
+    rack: str | None
+    features: dict[str, Any]
 
 
-def encode_topic(topic_id: uuid.UUID | None, assignment: dict[int, list[int]] | dict[int, tuple[int, ...]],
-                 adding_replicas: dict[int, list[int]] | None = None,
-                 removing_replicas: dict[int, list[int]] | None = None) -> dict[str, Any]:
+def decode_broker(data: Any) -> BrokerRegistration:
+    endpoints = tuple(str(e) for e in data.get("endpoints", []))
+    if not endpoints and data.get("host") is not None:  # version 1 registrations: host and port only
+        endpoints = (f"PLAINTEXT://{data['host']}:{int(data['port'])}",)
+    return BrokerRegistration(endpoints, dict(data.get("listener_security_protocol_map") or {}), data.get("rack"),
+                              dict(data.get("features") or {}))
+
+def encode_topic(topic_id: uuid.UUID | None, assignment: Mapping[int, Sequence[int]],
+                 adding_replicas: Mapping[int, Sequence[int]] | None = None,
+                 removing_replicas: Mapping[int, Sequence[int]] | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {
         "partitions": {str(p): list(r) for p, r in sorted(assignment.items())},
         "adding_replicas": {str(p): list(r) for p, r in sorted((adding_replicas or {}).items())},
@@ -177,26 +278,32 @@ def decode_topic(data: Any) -> tuple[uuid.UUID | None, dict[int, tuple[int, ...]
     return topic_id, parts("partitions"), parts("adding_replicas"), parts("removing_replicas")
 
 
-def encode_partition_state(state: LeaderIsrAndControllerEpoch) -> dict[str, Any]:
-    lai = state.leader_and_isr
+class PartitionState(NamedTuple):
+    """A decoded /brokers/topics/<t>/partitions/<p>/state (leader_recovery_state 0 = RECOVERED)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    leader_recovery_state: int = 0
+
+
+def encode_partition_state(state: PartitionState) -> dict[str, Any]:
     data: dict[str, Any] = {
         "controller_epoch": state.controller_epoch,
-        "leader": lai.leader,
+        "leader": state.leader,
         "version": 1,
-        "leader_epoch": lai.leader_epoch,
-        "isr": list(lai.isr),
+        "leader_epoch": state.leader_epoch,
+        "isr": list(state.isr),
     }
-    if lai.leader_recovery_state != LeaderRecoveryState.RECOVERED:
-        data["leader_recovery_state"] = int(lai.leader_recovery_state)
+    if state.leader_recovery_state != 0:
+        data["leader_recovery_state"] = int(state.leader_recovery_state)
     return data
 
 
-def decode_partition_state(data: Any, node_version: int) -> LeaderIsrAndControllerEpoch:
-    recovery = LeaderRecoveryState(int(data.get("leader_recovery_state", 0)))
-    lai = LeaderAndIsr(int(data["leader"]), int(data["leader_epoch"]), tuple(int(r) for r in data["isr"]),
-                       recovery, node_version)
-    return LeaderIsrAndControllerEpoch(lai, int(data["controller_epoch"]))
-
+def decode_partition_state(data: Any) -> PartitionState:
+    return PartitionState(int(data["leader"]), int(data["leader_epoch"]), tuple(int(r) for r in data["isr"]),
+                          int(data["controller_epoch"]), int(data.get("leader_recovery_state", 0)))
 
 def encode_config(configs: dict[str, str]) -> dict[str, Any]:
     return {"version": 1, "config": {k: str(v) for k, v in sorted(configs.items())}}
