@@ -4,14 +4,15 @@ The controller feeds it with `update_metadata(...)` (Kafka's UpdateMetadata); AP
 (Metadata, FindCoordinator, DescribeCluster, produce/fetch topic id lookups).
 Thread-safety: the whole state is one immutable MetadataSnapshot; an update builds a new snapshot and
 swaps the reference under a lock, readers take the current reference without locking and never see a
-half-applied update. Use `snapshot()` when several reads must agree with each other.
+half-applied update. Use `snapshot()` when several reads must agree with each other. Deleted-partition
+listeners run on the updating thread, after the swap, outside the lock.
 """
 
 from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kafkapy.cluster.broker import Broker, Node
@@ -74,6 +75,12 @@ class MetadataCache:
         self.broker_id = broker_id
         self._lock = threading.Lock()
         self._snapshot = MetadataSnapshot(cluster_id=cluster_id)
+        self._deleted_listeners: list[Callable[[list[TopicPartition]], None]] = []
+
+    def add_deleted_partitions_listener(self, listener: Callable[[list[TopicPartition]], None]) -> None:
+        """`listener(partitions)` after an update deletes partitions (Kafka's KafkaApis hands the deleted
+        partitions of an UpdateMetadata to GroupCoordinator.handleDeletedPartitions)."""
+        self._deleted_listeners.append(listener)
 
     # -- reads -----------------------------------------------------------------------------------------
 
@@ -243,4 +250,7 @@ class MetadataCache:
             ids = {name: tid for name, tid in ids.items() if name in states}
             self._snapshot = MetadataSnapshot(old.cluster_id, controller_id, controller_epoch, brokers,
                                               states, ids, names)
-            return deleted
+        if deleted:
+            for listener in self._deleted_listeners:
+                listener(deleted)
+        return deleted

@@ -279,6 +279,16 @@ class GroupCoordinator:
         error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if self.group_manager.is_loading() else 0
         return error, overviews
 
+    def handle_deleted_partitions(self, partitions: list[TopicPartition]) -> None:
+        """Kafka's handleDeletedPartitions: a deleted topic's committed offsets leave every group this
+        coordinator owns (tombstoned), so a topic re-created with the same name starts from the reset policy."""
+        if not self.is_active:
+            return
+        removed = self.group_manager.cleanup_group_metadata(self.group_manager.current_groups(),
+                                                            lambda group: group.remove_offsets(partitions))
+        log.info("Removed %d offsets associated with deleted partitions: %s.", removed,
+                 ", ".join(str(tp) for tp in partitions))
+
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, int]:
         errors: dict[str, int] = {}
         eligible: list[GroupMetadata] = []

@@ -243,6 +243,7 @@ class KafkaServer:
         # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.
         self.services.group_coordinator = create_group_coordinator(self.services)
         self.services.group_coordinator.startup()
+        self.metadata_cache.add_deleted_partitions_listener(self.services.group_coordinator.handle_deleted_partitions)
         self.services.transaction_coordinator = create_transaction_coordinator(self.services)
         self.services.transaction_coordinator.startup()
         self.apis = KafkaApis(self.request_channel, self.services)
