@@ -224,6 +224,8 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("metrics.num.samples", INT, "2", at_least(1)),
     ("metrics.sample.window.ms", LONG, "30000", at_least(1)),
     ("metrics.recording.level", STR, "INFO", None),
+    # kafkapy: the broker's Prometheus endpoint (http://host:port serving /metrics); empty = off.
+    ("prometheus.listener", STR, "", None),
     ("authorizer.class.name", STR, "", None),
     ("super.users", STR, "", None),
     ("allow.everyone.if.no.acl.found", BOOL, "false", None),
@@ -231,6 +233,17 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("sasl.mechanism.inter.broker.protocol", STR, "GSSAPI", None),
     ("sasl.jaas.config", PASSWORD, None, None),
     ("sasl.server.max.receive.size", INT, "524288", at_least(1)),
+    # OAUTHBEARER (server/security/oauthbearer_callback_handlers.py); usually listener.name.<l>.oauthbearer.-prefixed
+    ("sasl.server.callback.handler.class", CLASS, None, None),
+    ("sasl.oauthbearer.jwks.endpoint.url", STR, None, None),
+    ("sasl.oauthbearer.jwks.endpoint.refresh.ms", LONG, "3600000", at_least(0)),
+    ("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", LONG, "100", at_least(0)),
+    ("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", LONG, "10000", at_least(0)),
+    ("sasl.oauthbearer.expected.audience", LIST, "", None),
+    ("sasl.oauthbearer.expected.issuer", STR, None, None),
+    ("sasl.oauthbearer.scope.claim.name", STR, "scope", None),
+    ("sasl.oauthbearer.sub.claim.name", STR, "sub", None),
+    ("sasl.oauthbearer.clock.skew.seconds", INT, "30", None),
     ("connections.max.reauth.ms", LONG, "0", at_least(0)),
     ("connection.failed.authentication.delay.ms", INT, "100", at_least(0)),
     # TLS: PEM stores only (ssl.keystore.type / ssl.truststore.type default to PEM here, JKS in Kafka)

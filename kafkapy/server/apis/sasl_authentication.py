@@ -36,7 +36,7 @@ from kafkapy.protocol.messages import (
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.network.sasl_session import SaslSession, SaslState, log_authentication_failure
 from kafkapy.server.security.sasl_server import (
-    OAuthBearerUnsecuredSaslServer,
+    OAuthBearerSaslServer,
     PlainSaslServer,
     SaslServer,
     ScramSaslServer,
@@ -62,7 +62,7 @@ def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> Sa
     if mechanism == "PLAIN":
         return PlainSaslServer(session.security.plain_users)
     if mechanism == "OAUTHBEARER":
-        return OAuthBearerUnsecuredSaslServer()
+        return OAuthBearerSaslServer(session.security.oauthbearer_validator, ctx.server.time.milliseconds)
     return ScramSaslServer(mechanism, ScramCredentialStore(ctx.server.controller.store).lookup)
 
 
@@ -117,7 +117,7 @@ def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateReque
         body = None if ctx.request.raw_sasl_token else SaslAuthenticateResponse(error_code=e.code,
                                                                                 error_message=e.message or e.name)
         delay = session.security.failed_auth_delay_ms if isinstance(e, SaslAuthenticationFailedError) else 0
-        return _final(ctx, body, e.message or e.name, delay)
+        return _final(ctx, body, server.failure_reason or e.message or e.name, delay)
     if principal is None:
         return _respond_token(ctx, token)
     session.principal = principal

@@ -5,18 +5,27 @@ lower-cased) then `<key>`; SASL JAAS configs are per mechanism too
 (`listener.name.<listener>.<mechanism>.sasl.jaas.config`). PLAINTEXT and SASL_PLAINTEXT have no TLS
 context; SSL and SASL_SSL build one (common/ssl_config.py); SSL listeners take the principal from
 the client certificate (ssl.principal.mapping.rules); SASL listeners from the SASL exchange.
+OAUTHBEARER needs its JAAS entry and gets its token validator here (server/security/
+oauthbearer_callback_handlers.py: Kafka's unsecured one, or the JWS-verifying one when
+`sasl.server.callback.handler.class` names Kafka's OAuthBearerValidatorCallbackHandler).
 Immutable after construction: shared by the listener's Processors.
 """
 
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 from kafkapy.common.jaas_config import JaasConfig, JaasConfigError, parse_jaas_config
 from kafkapy.common.ssl_config import SslConfigError, build_ssl_context
 from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
 from kafkapy.server.network.ssl_principal_mapper import SslPrincipalMapper
+from kafkapy.server.security.oauthbearer_callback_handlers import (
+    OAuthBearerConfigError,
+    build_oauthbearer_validator,
+)
+from kafkapy.server.security.oauthbearer_token import OAuthBearerValidator
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -52,6 +61,7 @@ class ListenerSecurity:
                 raise ConfigError(f"Invalid value for configuration ssl.principal.mapping.rules: {e}") from None
         self.enabled_mechanisms: list[str] = []
         self.plain_users: dict[str, str] = {}
+        self.oauthbearer_validator: OAuthBearerValidator | None = None
         self.sasl_max_receive_size = int(self.get("sasl.server.max.receive.size") or 524288)
         self.reauth_ms = int(self.get("connections.max.reauth.ms") or 0)
         self.failed_auth_delay_ms = int(self.get("connection.failed.authentication.delay.ms") or 0)
@@ -72,6 +82,33 @@ class ListenerSecurity:
                 raise ConfigError(f"Listener {self.listener_name}: PLAIN needs "
                                   f"{self._prefix}plain.sasl.jaas.config with user_<name>=\"<password>\" entries")
             self.plain_users = {k[5:]: v for k, v in jaas.options.items() if k.startswith("user_")}
+        if "OAUTHBEARER" in self.enabled_mechanisms:
+            self._configure_oauthbearer()
+
+    def _configure_oauthbearer(self) -> None:
+        jaas = self.jaas_config("OAUTHBEARER")
+        if jaas is None:  # Kafka's JaasContext.loadServerContext refuses the same way
+            raise ConfigError(f"Listener {self.listener_name}: OAUTHBEARER is enabled but has no JAAS entry: set "
+                              f"{self._prefix}oauthbearer.sasl.jaas.config (e.g. 'org.apache.kafka.common."
+                              "security.oauthbearer.OAuthBearerLoginModule required;')")
+        try:
+            self.oauthbearer_validator = build_oauthbearer_validator(self.mechanism_lookup("OAUTHBEARER"),
+                                                                     jaas.options)
+        except OAuthBearerConfigError as e:
+            raise ConfigError(f"Listener {self.listener_name}: {e}") from None
+
+    def mechanism_lookup(self, mechanism: str) -> Callable[[str], tuple[Any, str]]:
+        """(value, key found under) of a SASL mechanism's setting, as Kafka's ConfigurationUtils resolves it:
+        listener.name.<l>.<mechanism>.<key>, listener.name.<l>.<key>, <key> (then the key's default)."""
+        mech = mechanism.lower()
+
+        def lookup(key: str) -> tuple[Any, str]:
+            for name in (f"{self._prefix}{mech}.{key}", self._prefix + key, key):
+                if self._config.is_set(name):
+                    return self._config.get(name), name
+            return self._config.get(key), f"{self._prefix}{mech}.{key}"
+
+        return lookup
 
     def jaas_config(self, mechanism: str) -> JaasConfig | None:
         """The JAAS config of a mechanism: listener.name.<l>.<mechanism>.sasl.jaas.config, else sasl.jaas.config."""

@@ -1,6 +1,7 @@
 """SASL mechanism servers: PLAIN (RFC 4616, users from the listener's JAAS `user_<name>="<password>"`
 options), SCRAM-SHA-256/512 (RFC 5802/7677, credentials from the metadata store) and OAUTHBEARER
-(RFC 7628 with Kafka's default unsecured JWS validation: `alg: none`, a `sub` claim, `exp` in the future).
+(RFC 7628 client initial response `n,[a=authzid],%x01auth=Bearer <token>%x01[k=v%x01]...%x01`; the token
+is checked by the listener's validator: Kafka's unsecured one or the JWS-verifying one).
 
 `evaluate(token) -> (challenge, complete)`; a bad token or wrong credential raises
 SaslAuthenticationFailedError with Kafka's message ("Authentication failed: Invalid username or
@@ -11,14 +12,16 @@ One instance per exchange, used by one request at a time (the connection is mute
 
 from __future__ import annotations
 
-import base64
 import hmac
-import json
-import time
+import re
 from collections.abc import Callable
 
 from kafkapy.common import scram
 from kafkapy.common.errors import IllegalSaslStateError, SaslAuthenticationFailedError
+from kafkapy.server.security.oauthbearer_token import OAuthBearerValidationError, OAuthBearerValidator
+
+OAUTHBEARER_GENERIC_FAILURE = ("Authentication failed during authentication due to invalid credentials with "
+                               "SASL mechanism OAUTHBEARER")
 
 CredentialLookup = Callable[[str, str], "scram.ScramCredential | None"]  # (mechanism, user)
 
@@ -27,6 +30,7 @@ class SaslServer:
     mechanism = ""
     authorization_id: str | None = None
     lifetime_ms: int | None = None  # credential lifetime (OAUTHBEARER tokens); None = unbounded
+    failure_reason: str | None = None  # logged (not sent) when the exchange fails
 
     def evaluate(self, token: bytes) -> tuple[bytes, bool]:
         raise NotImplementedError
@@ -136,50 +140,64 @@ class ScramSaslServer(SaslServer):
         return f"v={scram.b64(signature)}".encode()
 
 
-def _b64url_json(part: str) -> dict:
-    padded = part + "=" * (-len(part) % 4)
-    value = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    if not isinstance(value, dict):
-        raise ValueError("not a JSON object")
-    return value
+# Kafka's OAuthBearerClientInitialResponse grammar (RFC 7628 section 3.1, gs2 header "n," only).
+_SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"
+_KVPAIRS = r"(?:[A-Za-z]+=[\x21-\x7e \t\r\n]+\x01)*"
+_CLIENT_INITIAL_RESPONSE = re.compile(f"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01")
+_AUTH = re.compile(r"(?P<scheme>\w+) +(?P<token>[-_~+/.a-zA-Z0-9]+=*)")
 
 
-class OAuthBearerUnsecuredSaslServer(SaslServer):
-    """Kafka's OAuthBearerUnsecuredValidatorCallbackHandler: an unsigned JWS whose `sub` is the principal."""
+class OAuthBearerSaslServer(SaslServer):
+    """Kafka's OAuthBearerSaslServer over a validator (oauthbearer_callback_handlers.py picks which).
+
+    A malformed client message fails the exchange at once; a token the validator refuses is answered
+    with Kafka's error challenge (`{"status":"invalid_token"}`), and the client's %x01 reply then fails
+    with that JSON as the error message. Any exception out of the validator counts as a refused token
+    (the reason is kept in `failure_reason` for the one log line, never sent to the client).
+    """
 
     mechanism = "OAUTHBEARER"
 
-    def __init__(self, principal_claim: str = "sub", allowable_clock_skew_ms: int = 0) -> None:
-        self._principal_claim = principal_claim
-        self._skew_ms = allowable_clock_skew_ms
-        self._failed = False
+    def __init__(self, validator: OAuthBearerValidator, now_ms: Callable[[], int]) -> None:
+        self._validator = validator
+        self._now_ms = now_ms
+        self._error_json: str | None = None
 
     def evaluate(self, token: bytes) -> tuple[bytes, bool]:
-        if self._failed:
-            # RFC 7628: the client answers the error challenge with a single 0x01; fail then.
-            raise SaslAuthenticationFailedError("Authentication failed: invalid OAUTHBEARER token")
+        data = bytes(token)
+        if self._error_json is not None:
+            if data == b"\x01":
+                raise SaslAuthenticationFailedError(self._error_json)
+            self._error_json = None
         try:
-            text = bytes(token).decode("utf-8")
-            gs2, _, rest = text.partition("\x01")
-            kvs = dict(kv.split("=", 1) for kv in rest.split("\x01") if "=" in kv)
-            auth = kvs.get("auth", "")
-            if not gs2.startswith(("n,", "y,")) or not auth.startswith("Bearer "):
-                raise ValueError("no Bearer token")
-            header_b64, payload_b64, _sig = auth[7:].strip().split(".")
-            header, claims = _b64url_json(header_b64), _b64url_json(payload_b64)
-            if header.get("alg") != "none":
-                raise ValueError("the unsecured validator accepts alg none only")
-            sub = claims.get(self._principal_claim)
-            exp = claims.get("exp")
-            now_ms = time.time() * 1000
-            if not isinstance(sub, str) or not sub:
-                raise ValueError(f"no {self._principal_claim} claim")
-            if not isinstance(exp, (int, float)) or exp * 1000 + self._skew_ms <= now_ms:
-                raise ValueError("the token expired")
-        except (ValueError, UnicodeDecodeError):
-            # RFC 7628 3.2.2: an error challenge; the client acknowledges it and the exchange fails.
-            self._failed = True
-            return json.dumps({"status": "invalid_token"}).encode(), False
-        self.authorization_id = sub
-        self.lifetime_ms = max(0, int(exp * 1000 - now_ms))
+            match = _CLIENT_INITIAL_RESPONSE.fullmatch(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            match = None
+        auth = None
+        if match is not None:
+            pairs = dict(kv.partition("=")[::2] for kv in match.group("kvpairs").split("\x01") if kv)
+            auth = _AUTH.fullmatch(pairs.get("auth", ""))
+        if auth is None or auth.group("scheme").lower() != "bearer":
+            self.failure_reason = "Invalid OAUTHBEARER client first message"
+            raise SaslAuthenticationFailedError(OAUTHBEARER_GENERIC_FAILURE)
+        assert match is not None
+        try:
+            validated = self._validator.validate(auth.group("token"), self._now_ms())
+        except OAuthBearerValidationError as e:
+            return self._refuse(e.error_json(), e.reason)
+        except Exception as e:  # noqa: BLE001 - whatever a token does to a validator, it is a refused token
+            return self._refuse('{"status":"invalid_token"}', f"{type(e).__name__}: {e}")
+        authzid = match.group("authzid")
+        if authzid and authzid != validated.principal_name:
+            raise SaslAuthenticationFailedError(
+                f"Authentication failed: Client requested an authorization id ({authzid}) that is different "
+                f"from the token's principal name ({validated.principal_name})")
+        self.authorization_id = validated.principal_name
+        self.lifetime_ms = max(0, validated.lifetime_ms - self._now_ms())
         return b"", True
+
+    def _refuse(self, error_json: str, reason: str) -> tuple[bytes, bool]:
+        # RFC 7628 3.2.2: the error challenge; the client acknowledges it with %x01 and the exchange fails.
+        self._error_json = error_json
+        self.failure_reason = f"invalid OAUTHBEARER token: {reason}"
+        return error_json.encode(), False

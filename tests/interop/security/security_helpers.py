@@ -23,6 +23,7 @@ PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" ' + " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS.items()) + ";")
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
+OAUTH_JAAS = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;'
 
 
 @dataclass
@@ -66,6 +67,9 @@ def broker_overrides(pki: Pki, log_dir: str) -> dict[str, str]:
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+        # OAUTHBEARER: Kafka's unsecured validator (no sasl.server.callback.handler.class); it needs a JAAS entry.
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": OAUTH_JAAS,
+        "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config": OAUTH_JAAS,
         "connection.failed.authentication.delay.ms": "100",
         # REAUTH: PLAIN only, sessions of 1.5 s (connections.max.reauth.ms) to test re-authentication.
         "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN",

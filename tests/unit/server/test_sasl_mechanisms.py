@@ -13,8 +13,9 @@ from kafkapy.client.sasl_client import PlainSaslClient, ScramSaslClient
 from kafkapy.common import scram
 from kafkapy.common.errors import SaslAuthenticationFailedError
 from kafkapy.common.jaas_config import JaasConfigError, parse_jaas_config
+from kafkapy.server.security.oauthbearer_unsecured_validator import OAuthBearerUnsecuredValidator
 from kafkapy.server.security.sasl_server import (
-    OAuthBearerUnsecuredSaslServer,
+    OAuthBearerSaslServer,
     PlainSaslServer,
     ScramSaslServer,
 )
@@ -76,10 +77,13 @@ def _jws(claims: dict) -> bytes:
 
 
 def test_oauthbearer_unsecured():
-    server = OAuthBearerUnsecuredSaslServer()
+    def now_ms() -> int:
+        return int(time.time() * 1000)
+
+    server = OAuthBearerSaslServer(OAuthBearerUnsecuredValidator({}), now_ms)
     assert server.evaluate(_jws({"sub": "svc", "exp": time.time() + 60})) == (b"", True)
     assert server.authorization_id == "svc" and 0 < server.lifetime_ms <= 60000
-    expired = OAuthBearerUnsecuredSaslServer()
+    expired = OAuthBearerSaslServer(OAuthBearerUnsecuredValidator({}), now_ms)
     challenge, complete = expired.evaluate(_jws({"sub": "svc", "exp": time.time() - 1}))
     assert not complete and json.loads(challenge) == {"status": "invalid_token"}
     with pytest.raises(SaslAuthenticationFailedError):
