@@ -1,0 +1,142 @@
+"""RecordWalk (the one record walker) and streaming decompression: columns, chunked walks equal whole
+walks, every malformed shape raises CorruptRecordError, and decompression stops at its cap."""
+
+from __future__ import annotations
+
+import zlib
+from array import array
+
+import pytest
+import zstandard
+
+from kafkapy.record.compression import (
+    CompressionType,
+    DecompressedSizeError,
+    DecompressionError,
+    compress,
+    iter_decompress,
+)
+from kafkapy.record.default_record import encode_record
+from kafkapy.record.errors import CorruptRecordError
+from kafkapy.record.record_walker import (
+    COLUMNS,
+    HEADERS_COUNT,
+    KEY_LEN,
+    KEY_POS,
+    OFFSET_DELTA,
+    REC_END,
+    REC_START,
+    TIMESTAMP_DELTA,
+    VALUE_LEN,
+    VALUE_POS,
+    RecordWalk,
+)
+
+ITEMS = [(b"k0", b"v" * 10, []), (None, b"x" * 300, [("h", b"1"), ("g", None)]), (b"k2" * 100, None, []),
+         (b"", b"", [])]
+DATA = b"".join(encode_record(i, i * 1000 - 5, k, v, h) for i, (k, v, h) in enumerate(ITEMS))
+
+
+def test_columns_report_every_field_position() -> None:
+    cols: array[int] = array("q")
+    walk = RecordWalk(len(ITEMS), check_offsets=True, columns=cols)
+    walk.walk_all(DATA)
+    assert len(cols) == COLUMNS * len(ITEMS)
+    assert walk.null_keys == [1] and walk.offset_gap is None
+    assert (walk.min_ts, walk.max_ts, walk.min_ts_index, walk.max_ts_index) == (-5, 2995, 0, 3)
+    for i, (k, v, h) in enumerate(ITEMS):
+        row = cols[i * COLUMNS:(i + 1) * COLUMNS]
+        assert row[OFFSET_DELTA] == i and row[TIMESTAMP_DELTA] == i * 1000 - 5
+        assert (row[KEY_LEN], row[VALUE_LEN], row[HEADERS_COUNT]) == (
+            -1 if k is None else len(k), -1 if v is None else len(v), len(h))
+        if k is not None:
+            assert DATA[row[KEY_POS]:row[KEY_POS] + row[KEY_LEN]] == k
+        if v is not None:
+            assert DATA[row[VALUE_POS]:row[VALUE_POS] + row[VALUE_LEN]] == v
+    assert cols[REC_START] == 0 and cols[(len(ITEMS) - 1) * COLUMNS + REC_END] == len(DATA)
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 64, 1000])
+def test_chunked_walk_equals_the_whole_walk(size: int) -> None:
+    whole, chunked = array("q"), array("q")
+    RecordWalk(len(ITEMS), columns=whole).walk_all(DATA)
+    walk = RecordWalk(len(ITEMS), check_offsets=True)
+    walk.walk_chunks(DATA[i:i + size] for i in range(0, len(DATA), size))
+    assert walk.index == len(ITEMS) and walk.null_keys == [1] and (walk.min_ts, walk.max_ts) == (-5, 2995)
+    # Columns of a chunked walk are positions in each chunk's buffer; the deltas are the same.
+    walk2 = RecordWalk(len(ITEMS), columns=chunked)
+    walk2.walk_chunks(DATA[i:i + size] for i in range(0, len(DATA), size))
+    assert chunked[OFFSET_DELTA::COLUMNS] == whole[OFFSET_DELTA::COLUMNS]
+
+
+def test_offset_gap_is_reported_not_raised() -> None:
+    data = encode_record(0, 0, b"a", b"1") + encode_record(3, 0, b"b", b"2")
+    walk = RecordWalk(2, check_offsets=True)
+    walk.walk_all(data)
+    assert walk.offset_gap == (1, 3)
+
+
+ONE = encode_record(0, 0, b"k", b"v")
+
+
+@pytest.mark.parametrize("data,count", [
+    pytest.param(b"", 1, id="no-records"),
+    pytest.param(ONE, 2, id="count-too-high"),
+    pytest.param(ONE + ONE, 1, id="trailing-record"),
+    pytest.param(ONE + b"\x00", 1, id="trailing-byte"),
+    pytest.param(b"\xff\xff\xff\xff\xff\xff\x01", 1, id="length-varint-overflow"),
+    pytest.param(b"\x0e\x00\x00\x00\x09\x02v\x00", 1, id="key-length-minus-5"),
+    pytest.param(b"\x0e\x00\x00\x00\x00\x0bv\x00", 1, id="value-length-minus-6"),
+    pytest.param(b"\x0c\x00\x00\x00\x02k\x7fv", 1, id="value-past-record"),
+    pytest.param(b"\x0c\x00\x00\x00\x02k\x02v\x02", 1, id="header-count-past-record"),
+    pytest.param(b"\x00", 1, id="zero-length"),
+    pytest.param(b"\x01", 1, id="negative-length"),
+    pytest.param(b"\x0e\x00\x00\x00\x02k\x02v\x00\x00", 1, id="record-shorter-than-fields"),
+    pytest.param(b"\x0c\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 1, id="timestamp-varlong-overflow"),
+])
+def test_malformed_records_raise(data: bytes, count: int) -> None:
+    with pytest.raises(CorruptRecordError):
+        RecordWalk(count).walk_all(data)
+    with pytest.raises(CorruptRecordError):
+        RecordWalk(count).walk_chunks([data[:3], data[3:]])
+
+
+def test_negative_count_raises() -> None:
+    with pytest.raises(CorruptRecordError):
+        RecordWalk(-1)
+
+
+@pytest.mark.parametrize("codec", [c for c in CompressionType if c])
+def test_iter_decompress_streams_and_stops_at_the_cap(codec: CompressionType) -> None:
+    data = bytes(3 << 20)
+    packed = compress(codec, data)
+    chunks = list(iter_decompress(codec, packed, 4 << 20))
+    assert b"".join(chunks) == data
+    if codec != CompressionType.SNAPPY:  # xerial blocks are 32 KiB; gzip/zstd chunks <= 256 KiB, lz4 64 KiB
+        assert max(len(c) for c in chunks) <= 256 << 10
+    with pytest.raises(DecompressedSizeError):
+        for _ in iter_decompress(codec, packed, 1 << 20):
+            pass
+
+
+def test_zstd_bomb_stops_after_the_cap_without_holding_it() -> None:
+    c = zstandard.ZstdCompressor(level=3).compressobj()
+    zeros = bytes(1 << 20)
+    packed = b"".join(c.compress(zeros) for _ in range(400)) + c.flush()  # 400 MiB of zeros
+    seen = 0
+    with pytest.raises(DecompressedSizeError):
+        for chunk in iter_decompress(CompressionType.ZSTD, packed, 1 << 20):
+            seen += len(chunk)
+    assert seen <= 1 << 20
+
+
+def test_gzip_bomb_and_garbage() -> None:
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    packed = b"".join(c.compress(bytes(1 << 20)) for _ in range(64)) + c.flush()
+    with pytest.raises(DecompressedSizeError):
+        for _ in iter_decompress(CompressionType.GZIP, packed, 1 << 20):
+            pass
+    with pytest.raises(DecompressionError):
+        list(iter_decompress(CompressionType.GZIP, ONE))
+    with pytest.raises(DecompressionError):
+        list(iter_decompress(CompressionType.GZIP, packed[:100]))

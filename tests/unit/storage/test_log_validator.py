@@ -1,0 +1,67 @@
+"""LogValidator through Log.append_as_leader: recompression keeps every record byte for byte, a compressed
+batch past max.message.bytes of decompressed records is MESSAGE_TOO_LARGE, corrupt codec bytes are
+CORRUPT_MESSAGE, and nothing refused reaches the log."""
+
+from __future__ import annotations
+
+import pytest
+from storage_helpers import START_MS, batch, config, open_log
+
+from kafkapy.common.errors import CorruptMessageError, InvalidRecordError, MessageTooLargeError
+from kafkapy.record.batch_header import BatchHeader, read_batch_header, write_batch
+from kafkapy.record.compression import CompressionType, compress
+from kafkapy.record.default_record import encode_record
+from kafkapy.record.memory_records import MemoryRecords
+
+
+def records_of(log) -> list[tuple[int, int, bytes | None, bytes | None]]:
+    data = log.read(0, 10_000_000).records.read_bytes()
+    return [(r.offset, r.timestamp, r.key, r.value) for r in MemoryRecords(bytes(data)).records()]
+
+
+@pytest.mark.parametrize("source", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("target", ["gzip", "snappy", "lz4", "zstd", "uncompressed"])
+def test_recompression_keeps_the_records(tmp_path, source: int, target: str) -> None:
+    log = open_log(tmp_path / "t-0", cfg=config(compression_type=target))
+    raw = batch(20, value_size=200, compression=source, producer_id=7, producer_epoch=1, base_sequence=0)
+    log.append_as_leader(raw, 0)
+    stored = log.read(0, 10_000_000).records.read_bytes()
+    h = read_batch_header(bytes(stored))
+    assert h.compression_codec == CompressionType.from_name(target)
+    assert (h.producer_id, h.producer_epoch, h.base_sequence, h.records_count) == (7, 1, 0, 20)
+    assert records_of(log) == [(i, START_MS + i, b"k", bytes([65 + i % 26]) * 200) for i in range(20)]
+
+
+def _one_record_batch(codec: int, value_size: int) -> bytes:
+    record = encode_record(0, 0, b"key", bytes(value_size))
+    header = BatchHeader(0, 0, -1, 2, 0, codec, 0, START_MS, START_MS, -1, -1, -1, 1)
+    return write_batch(header, codec, START_MS, START_MS, 1, compress(codec, record))
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_decompressed_records_past_max_message_bytes_are_refused(tmp_path, codec: int) -> None:
+    log = open_log(tmp_path / "t-0", cfg=config(max_message_bytes=100_000))
+    log.append_as_leader(_one_record_batch(codec, 90_000), 0)
+    with pytest.raises(MessageTooLargeError):
+        log.append_as_leader(_one_record_batch(codec, 200_000), 0)
+    assert log.log_end_offset == 1
+
+
+def test_compacted_and_recompressed_topic_refuses_a_bomb(tmp_path) -> None:
+    log = open_log(tmp_path / "t-0", cfg=config(cleanup_policy="compact", compression_type="lz4"))
+    with pytest.raises(MessageTooLargeError):
+        log.append_as_leader(_one_record_batch(4, 50 << 20), 0)  # 50 MiB of zeros in a few KB of zstd
+    assert log.log_end_offset == 0
+
+
+def test_codec_bytes_that_are_not_the_codec(tmp_path) -> None:
+    log = open_log(tmp_path / "t-0")
+    record = encode_record(0, 0, b"k", b"v")
+    for codec in (1, 2, 3, 4):
+        header = BatchHeader(0, 0, -1, 2, 0, codec, 0, START_MS, START_MS, -1, -1, -1, 1)
+        with pytest.raises(CorruptMessageError):
+            log.append_as_leader(write_batch(header, codec, START_MS, START_MS, 1, record), 0)
+    header = BatchHeader(0, 0, -1, 2, 0, 0, 1, START_MS, START_MS, -1, -1, -1, 2)
+    with pytest.raises(InvalidRecordError):
+        log.append_as_leader(write_batch(header, 0, START_MS, START_MS, 2, record), 0)  # count 2, one record
+    assert log.log_end_offset == 0
