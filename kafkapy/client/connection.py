@@ -33,7 +33,6 @@ import enum
 import itertools
 import logging
 import random
-import select
 import socket
 import ssl
 import threading
@@ -52,6 +51,7 @@ from kafkapy.client.errors import (
     SslAuthenticationFailedError,
     error_from_code,
 )
+from kafkapy.client.socket_wait import wait_readable
 from kafkapy.client.ssl_transport import ClientSslTransport
 from kafkapy.common.errors import ErrorCode, KafkaError, SaslAuthenticationFailedError
 from kafkapy.common.time import SYSTEM, Time
@@ -441,7 +441,7 @@ class BrokerConnection:
             return
         self._expire_requests()
         try:
-            readable, _, _ = select.select([sock], [], [], max(timeout_ms, 0) / 1000.0)
+            readable = wait_readable((sock.fileno(),), max(timeout_ms, 0) / 1000.0)
             if not readable:
                 self._expire_requests()
                 return

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import random
-import select
 import socket
 import threading
 from collections.abc import Callable, Iterable
@@ -41,6 +40,7 @@ from kafkapy.client.errors import (
     NotKafkaPeerError,
 )
 from kafkapy.client.metadata import ZERO_UUID, Cluster, Metadata
+from kafkapy.client.socket_wait import wait_readable
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.protocol.messages.metadata import MetadataRequest
@@ -296,7 +296,7 @@ class NetworkClient:
                 self._time.sleep(min(timeout_ms, self.retry_backoff_ms))
             return
         try:
-            readable, _, _ = select.select(list(fds), [], [], max(timeout_ms, 0) / 1000.0)
+            readable = wait_readable(fds, max(timeout_ms, 0) / 1000.0)
         except (OSError, ValueError):
             readable = list(fds)
         for c in fds.values():

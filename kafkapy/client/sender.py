@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import struct
 import threading
 from concurrent.futures import Future
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from kafkapy.client.errors import ClientUnsupportedVersionError, KafkaTimeoutError, error_from_code
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.record_accumulator import ProducerBatch, RecordAccumulator
+from kafkapy.client.socket_wait import wait_readable
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -320,7 +320,7 @@ class Sender(threading.Thread):
                 fds[conn.fileno()] = inf.node
         timeout = 0 if any(i.future.done() for i in self._in_flight) else min(max(timeout_ms, 0), 100)
         try:
-            readable, _, _ = select.select([self._wake_r, *fds], [], [], timeout / 1000.0)
+            readable = wait_readable([self._wake_r, *fds], timeout / 1000.0)
         except (OSError, ValueError):
             readable = []
         if self._wake_r in readable:
