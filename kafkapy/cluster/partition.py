@@ -3,8 +3,14 @@ cluster.Partition): leader epoch, replicas, ISR, high watermark (HW = smallest l
 ISR), appends as leader with acks / min.insync.replicas, reads bounded by HW (consumers) or the log end
 (followers), follower fetch tracking, ISR expansion and shrink proposed through AlterPartition.
 
-ISR changes are proposals: while one is in flight the committed ISR stays in force for min.insync.replicas
-checks and the "maximal" ISR (committed plus any replica being added) holds the HW back, as in Kafka.
+ISR changes are proposals (KIP-497): while one is in flight the committed ISR stays in force for the
+min.insync.replicas check of a new append, and the "maximal" ISR (committed plus any replica being added;
+for a shrink, the committed ISR itself) holds the HW back and decides acks=all completion. A proposal stays
+in flight until the controller answers it: a committed LeaderAndIsr is adopted; OPERATION_NOT_ATTEMPTED and
+INELIGIBLE_REPLICA (the controller saying it did not apply it) restore the committed state; FENCED_LEADER_EPOCH,
+INVALID_UPDATE_VERSION and the unknown-partition errors leave it in flight until a LeaderAndIsr with a newer
+epoch supersedes it (the controller may have applied an earlier copy); any other error resends it at the next
+ISR check. The effective ISR therefore never shrinks without the controller's confirmation.
 Thread-safety: one RLock (Kafka's leaderIsrUpdateLock) guards leadership, ISR and follower state, and
 serialises appends; reads check leadership under the lock, then read the log without it (the Log allows
 lock-free readers). AlterPartition answers are applied under the lock from whatever thread completes them.
@@ -25,12 +31,19 @@ from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionSt
 from kafkapy.cluster.replica import Replica
 from kafkapy.common.errors import (
     FencedLeaderEpochError,
+    IneligibleReplicaError,
+    InvalidRequestError,
+    InvalidUpdateVersionError,
     KafkaError,
+    NewLeaderElectedError,
     NotEnoughReplicasAfterAppendError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     OffsetNotAvailableError,
+    OperationNotAttemptedError,
     UnknownLeaderEpochError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
 )
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -45,6 +58,11 @@ log = logging.getLogger(__name__)
 LogProvider = Callable[[TopicPartition, "uuid.UUID | None"], "Log"]
 
 DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000
+# AlterPartition answers meaning "not applied, the committed state stands" (Kafka's handleAlterPartitionError).
+_RESET_TO_COMMITTED = (OperationNotAttemptedError, IneligibleReplicaError)
+# Answers after which only a newer LeaderAndIsr tells the truth: the proposal stays in flight until then.
+_AWAIT_METADATA = (FencedLeaderEpochError, InvalidUpdateVersionError, UnknownTopicOrPartitionError,
+                   UnknownTopicIdError, InvalidRequestError, NewLeaderElectedError)
 LATEST_TIMESTAMP = -1  # ListOffsets special timestamps
 EARLIEST_TIMESTAMP = -2
 EARLIEST_LOCAL_TIMESTAMP = -4
@@ -93,7 +111,8 @@ class Partition:
         self.replicas: tuple[int, ...] = ()
         self._isr: tuple[int, ...] = ()
         self._maximal_isr: tuple[int, ...] = ()
-        self._isr_change_pending = False
+        self._pending_isr: LeaderAndIsr | None = None  # the AlterPartition proposal in flight
+        self._resend_pending_isr = False  # its last answer asked for a retry
         self._remote: dict[int, Replica] = {}
 
     # -- facts -------------------------------------------------------------------------------------------
@@ -122,7 +141,7 @@ class Partition:
 
     @property
     def isr_change_pending(self) -> bool:
-        return self._isr_change_pending
+        return self._pending_isr is not None
 
     @property
     def high_watermark(self) -> int:
@@ -162,6 +181,8 @@ class Partition:
                 log.info("Ignoring stale leadership of %s at epoch %d (current %d)", self.topic_partition,
                          state.leader_epoch, self.leader_epoch)
                 return False
+            if self._is_stale_partition_epoch(state):
+                return False
             self.controller_epoch = state.controller_epoch
             if state.topic_id is not None:
                 self.topic_id = state.topic_id
@@ -189,7 +210,7 @@ class Partition:
     def make_follower(self, state: LeaderAndIsrPartitionState) -> bool:
         """Follow state.leader. Returns True when the leader or its epoch changed (the fetcher must restart)."""
         with self.lock:
-            if state.leader_epoch < self.leader_epoch:
+            if state.leader_epoch < self.leader_epoch or self._is_stale_partition_epoch(state):
                 return False
             self.controller_epoch = state.controller_epoch
             if state.topic_id is not None:
@@ -205,27 +226,52 @@ class Partition:
             self.leader_recovery_state = state.leader_recovery_state
             return changed
 
+    def _is_stale_partition_epoch(self, state: LeaderAndIsrPartitionState) -> bool:
+        """A LeaderAndIsr at this leader epoch older than the state an AlterPartition answer already gave."""
+        if state.leader_epoch == self.leader_epoch and 0 <= state.partition_epoch < self.partition_epoch:
+            log.info("Skipped the state change of %s to partition epoch %d: already at partition epoch %d",
+                     self.topic_partition, state.partition_epoch, self.partition_epoch)
+            return True
+        return False
+
     def _update_assignment_and_isr(self, replicas: tuple[int, ...], isr: tuple[int, ...]) -> None:
+        """The controller's LeaderAndIsr: the committed state, superseding any proposal in flight."""
         self.replicas = tuple(replicas)
         self._remote = {r: self._remote.get(r) or Replica(r) for r in self.replicas if r != self.local_broker_id}
         self._isr = tuple(isr)
         self._maximal_isr = tuple(isr)
-        self._isr_change_pending = False
+        self._pending_isr = None
+        self._resend_pending_isr = False
 
-    def append_records_to_follower(self, records: bytes | bytearray | memoryview) -> LogAppendInfo:
+    def append_records_to_follower(self, records: bytes | bytearray | memoryview,
+                                   fetch_leader_epoch: int | None = None) -> LogAppendInfo | None:
         """Append the leader's batches as they are (its offsets and epochs). NOT_LEADER_OR_FOLLOWER once
-        this broker leads the partition (a fetch response that raced a leadership change)."""
+        this broker leads the partition. None (nothing appended) when fetch_leader_epoch, the leader epoch
+        the fetch was sent at, is no longer this partition's: the answer of a leader this replica stopped
+        following, which must not land after the new leader's truncation point was chosen."""
         with self.lock:
             follower_log = self.log
             if follower_log is None or self.is_leader:
                 raise NotLeaderOrFollowerError(
                     f"Replica {self.local_broker_id} is not a follower of {self.topic_partition}")
+            if fetch_leader_epoch is not None and fetch_leader_epoch != self.leader_epoch:
+                log.info("Skipping the append to %s: fetched at leader epoch %d, the partition is at %d",
+                         self.topic_partition, fetch_leader_epoch, self.leader_epoch)
+                return None
             return follower_log.append_as_follower(records)
 
-    def truncate_to(self, offset: int) -> bool:
-        """Follower truncation (to an epoch boundary or the HW): drop every batch at or after offset."""
+    def truncate_to(self, offset: int, fetch_leader_epoch: int | None = None) -> bool:
+        """Follower truncation (to an epoch boundary or the HW): drop every batch at or after offset. The
+        leader-epoch cache is cut at the resulting log end even when no batch goes: an entry at the log end
+        (an epoch this replica led without appending) must not answer for data it never had. Nothing happens
+        when fetch_leader_epoch is given and stale (see append_records_to_follower)."""
         with self.lock:
-            return self.log is not None and self.log.truncate_to(offset)
+            local_log = self.log
+            if local_log is None or (fetch_leader_epoch is not None and fetch_leader_epoch != self.leader_epoch):
+                return False
+            truncated = local_log.truncate_to(min(offset, local_log.log_end_offset))
+            local_log.leader_epoch_cache.truncate_from_end(local_log.log_end_offset)
+            return truncated
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """The follower fell below the leader's log start: start over, empty, at the leader's start."""
@@ -284,7 +330,8 @@ class Partition:
                 return False, NotLeaderOrFollowerError
             if self.log.high_watermark >= required_offset:
                 needed = self.log.config.min_in_sync_replicas if min_isr is None else min_isr
-                if len(self._isr) >= needed:
+                # The maximal ISR, as Kafka: a shrink in flight has not removed anyone yet.
+                if len(self._maximal_isr) >= needed:
                     return True, None
                 return True, NotEnoughReplicasAfterAppendError
             return False, None
@@ -385,7 +432,10 @@ class Partition:
             return False
 
     def _maybe_expand_isr(self, replica: Replica) -> None:
-        if self._isr_change_pending or replica.broker_id in self._isr or replica.broker_id not in self.replicas:
+        if self._pending_isr is not None:
+            self._maybe_resend_pending_isr()
+            return
+        if replica.broker_id in self._isr or replica.broker_id not in self.replicas:
             return
         assert self.log is not None
         end = replica.state.log_end_offset
@@ -396,7 +446,10 @@ class Partition:
     def maybe_shrink_isr(self, now_ms: int | None = None) -> bool:
         """Propose dropping followers not caught up within replica.lag.time.max.ms. True if proposed."""
         with self.lock:
-            if not self.is_leader or self.log is None or self._isr_change_pending:
+            if not self.is_leader or self.log is None:
+                return False
+            if self._pending_isr is not None:
+                self._maybe_resend_pending_isr()
                 return False
             now = self.time.milliseconds() if now_ms is None else now_ms
             end = self.log.log_end_offset
@@ -413,43 +466,70 @@ class Partition:
             return False
         proposed = LeaderAndIsr(self.local_broker_id, self.leader_epoch, isr, self.leader_recovery_state,
                                 self.partition_epoch)
-        self._isr_change_pending = True
-        if expanding is not None:
-            self._maximal_isr = self._isr + (expanding,)
+        self._pending_isr = proposed
+        # Expanding: the HW waits for the new member too. Shrinking: it keeps waiting for the leaving ones.
+        self._maximal_isr = self._isr + (expanding,) if expanding is not None else self._isr
+        self._submit_pending_isr(proposed)
+        return True
+
+    def _maybe_resend_pending_isr(self) -> None:
+        proposed = self._pending_isr
+        if self._resend_pending_isr and proposed is not None:
+            log.info("Retrying AlterPartition of %s to ISR %s", self.topic_partition, list(proposed.isr))
+            self._submit_pending_isr(proposed)
+
+    def _submit_pending_isr(self, proposed: LeaderAndIsr) -> None:
+        assert self._alter_isr_manager is not None
+        self._resend_pending_isr = False
         future = self._alter_isr_manager.submit(self.topic_partition, proposed, self.controller_epoch)
         future.add_done_callback(lambda f: self._on_alter_partition_done(proposed, f))
-        return True
 
     def _on_alter_partition_done(self, proposed: LeaderAndIsr, future: Future[Any]) -> None:
         if self._apply_alter_partition_result(proposed, future) and self._on_high_watermark_moved is not None:
             self._on_high_watermark_moved(self.topic_partition)
 
     def _apply_alter_partition_result(self, proposed: LeaderAndIsr, future: Future[Any]) -> bool:
-        """Adopt the committed ISR; True if the HW moved."""
+        """Kafka's handleAlterPartitionUpdate / handleAlterPartitionError; True if the HW moved."""
         with self.lock:
-            if proposed.leader_epoch != self.leader_epoch or not self.is_leader:
-                return False  # leadership moved on; the controller's LeaderAndIsr has the truth
-            self._isr_change_pending = False
-            self._maximal_isr = self._isr
+            if self._pending_isr is not proposed or not self.is_leader:
+                return False  # superseded by a LeaderAndIsr (or a newer proposal): this answer is out of date
+            result: Any
             try:
                 result = future.result()
-            except Exception as e:  # the send failed: retried at the next fetch / shrink check
-                log.warning("AlterPartition for %s failed: %r", self.topic_partition, e)
-                return False
+            except Exception as e:  # noqa: BLE001 - the manager could not deliver it: try again
+                result = e
             if isinstance(result, dict):
                 result = result.get(self.topic_partition)
-            if not isinstance(result, LeaderAndIsr):
-                log.info("AlterPartition for %s rejected: %r", self.topic_partition, result)
-                return False
-            if result.leader_epoch != self.leader_epoch or result.partition_epoch < self.partition_epoch:
-                return False
-            log.info("ISR of %s updated to %s (partition epoch %d)", self.topic_partition, list(result.isr),
-                     result.partition_epoch)
-            self._isr = tuple(result.isr)
-            self._maximal_isr = self._isr
-            self.partition_epoch = result.partition_epoch
-            self.leader_recovery_state = result.leader_recovery_state
-            return self.maybe_increment_high_watermark()
+            if isinstance(result, LeaderAndIsr):
+                return self._adopt_committed_isr(result)
+            if isinstance(result, _RESET_TO_COMMITTED):
+                log.info("AlterPartition of %s to ISR %s not applied (%r); back to the committed ISR %s",
+                         self.topic_partition, list(proposed.isr), result, list(self._isr))
+                self._pending_isr = None
+                self._maximal_isr = self._isr
+            elif isinstance(result, _AWAIT_METADATA):
+                log.info("AlterPartition of %s to ISR %s refused (%r); the proposal stays in flight until a "
+                         "newer LeaderAndIsr", self.topic_partition, list(proposed.isr), result)
+            else:
+                log.warning("AlterPartition of %s to ISR %s failed (%r); it will be sent again",
+                            self.topic_partition, list(proposed.isr), result)
+                self._resend_pending_isr = True
+            return False
+
+    def _adopt_committed_isr(self, result: LeaderAndIsr) -> bool:
+        if result.leader_epoch != self.leader_epoch or result.partition_epoch < self.partition_epoch:
+            log.info("Ignoring the AlterPartition answer %r for %s at leader epoch %d, partition epoch %d",
+                     result, self.topic_partition, self.leader_epoch, self.partition_epoch)
+            return False
+        log.info("ISR of %s updated to %s (partition epoch %d)", self.topic_partition, list(result.isr),
+                 result.partition_epoch)
+        self._isr = tuple(result.isr)
+        self._maximal_isr = self._isr
+        self._pending_isr = None
+        self._resend_pending_isr = False
+        self.partition_epoch = result.partition_epoch
+        self.leader_recovery_state = result.leader_recovery_state
+        return self.maybe_increment_high_watermark()
 
     def maybe_increment_high_watermark(self, now_ms: int | None = None) -> bool:
         """HW = smallest log end offset among the leader and the followers the HW must wait for (the maximal

@@ -16,6 +16,7 @@ from kafkapy.common.errors import (
     InvalidRequestError,
     InvalidUpdateVersionError,
     KafkaError,
+    NotControllerError,
     PreferredLeaderNotAvailableError,
     StaleBrokerEpochError,
     UnknownTopicOrPartitionError,
@@ -65,7 +66,10 @@ class LeadershipHandlers:
                 results[tp] = UnknownTopicOrPartitionError(f"Partition {tp} does not exist.")
                 continue
             cur = leadership.leader_and_isr
-            if new.leader_epoch < cur.leader_epoch:
+            if new.partition_epoch > cur.partition_epoch or new.leader_epoch > cur.leader_epoch:
+                # The leader knows a newer state than this controller: likely no longer the active one.
+                results[tp] = NotControllerError(f"Partition {tp} is at a newer epoch than this controller knows.")
+            elif new.leader_epoch < cur.leader_epoch:
                 results[tp] = FencedLeaderEpochError(f"Leader epoch {new.leader_epoch} < {cur.leader_epoch}.")
             elif new.equals_allow_stale_partition_epoch(cur):
                 results[tp] = cur  # already in the desired state: idempotent retry

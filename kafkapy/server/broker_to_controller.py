@@ -1,6 +1,11 @@
 """BrokerToControllerChannel: requests a broker sends to the active controller in cluster mode, over the
 controller's inter-broker listener: ControlledShutdown (v3, blocking, at shutdown) and AlterPartition (v1,
-asynchronous: the ISR changes a partition leader proposes). The controller is looked up in ZooKeeper
+asynchronous: the ISR changes a partition leader proposes). AlterPartition is Kafka's AlterPartitionManager:
+one proposal per partition at a time (a second one for the same partition is answered
+OPERATION_NOT_ATTEMPTED), every waiting proposal goes in one request, and a proposal is sent again, with
+backoff, until the controller answers it: a lost answer, a timeout, a refused connection, NOT_CONTROLLER or
+any top-level error never ends it, since the controller may have applied it already and only its answer
+tells the leader so. A partition missing from an answer is sent again too. The controller is looked up in ZooKeeper
 (/controller, then its /brokers/ids registration), as Kafka 2.x's broker did for controlled shutdown;
 a NOT_CONTROLLER answer or a dropped connection makes the next attempt look it up again.
 Bytes: Kafka's request frames (client.connection.BrokerConnection frames them).
@@ -11,15 +16,21 @@ Thread-safety: `alter_partition` may be called from any thread (requests go out 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any
 
 from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.connection import BrokerConnection
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
-from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, error_for_code
+from kafkapy.common.errors import (
+    ErrorCode,
+    KafkaError,
+    NotControllerError,
+    OperationNotAttemptedError,
+    error_for_code,
+)
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.metadata_store import MetadataStore
@@ -30,8 +41,12 @@ log = logging.getLogger("kafka.server.BrokerToControllerChannelManager")
 
 ALTER_PARTITION_VERSION = 1
 CONTROLLED_SHUTDOWN_VERSION = 3
-ALTER_PARTITION_ATTEMPTS = 5
-RETRY_BACKOFF_S = 0.2
+# Backoff between AlterPartition attempts after a failure, doubling up to the max (Kafka: 50 ms after a
+# top-level error, reconnect.backoff.ms .. reconnect.backoff.max.ms after a dropped connection).
+ALTER_PARTITION_RETRY_BACKOFF_MS = 50
+ALTER_PARTITION_RETRY_BACKOFF_MAX_MS = 1000
+
+AlterPartitionAnswer = LeaderAndIsr | KafkaError
 
 
 class BrokerToControllerChannel:
@@ -47,7 +62,9 @@ class BrokerToControllerChannel:
         self.security = security
         self._conn: BrokerConnection | None = None
         self._conn_lock = threading.Lock()
-        self._queue: queue.Queue[tuple[TopicPartition, LeaderAndIsr, Future[Any]] | None] = queue.Queue()
+        self._alter_cond = threading.Condition()
+        self._unsent: dict[TopicPartition, tuple[LeaderAndIsr, Future[Any]]] = {}  # until answered
+        self._closing = False
         self._thread = threading.Thread(target=self._run, name=f"broker-{broker_id}-to-controller-send-thread",
                                         daemon=True)
         self._thread.start()
@@ -113,52 +130,92 @@ class BrokerToControllerChannel:
     # -- AlterPartition ---------------------------------------------------------------------------------------
 
     def alter_partition(self, tp: TopicPartition, proposed: LeaderAndIsr) -> Future[Any]:
-        """Send a leader's proposed ISR; the future gets the committed LeaderAndIsr or a KafkaError."""
+        """Send a leader's proposed ISR; the future gets the committed LeaderAndIsr or a KafkaError (never an
+        exception: delivery is retried until answered). Never blocks."""
         future: Future[Any] = Future()
-        self._queue.put((tp, proposed, future))
+        with self._alter_cond:
+            busy = tp in self._unsent
+            if not busy:
+                self._unsent[tp] = (proposed, future)
+                self._alter_cond.notify_all()
+        if busy:
+            future.set_result(OperationNotAttemptedError(
+                f"Failed to enqueue ISR change state {proposed} for partition {tp}: one is already in flight"))
         return future
 
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            tp, proposed, future = item
-            for attempt in range(ALTER_PARTITION_ATTEMPTS):
-                try:
-                    result = self._send_alter_partition(tp, proposed)
-                except Exception as e:  # noqa: BLE001 - retried; the last error goes to the partition
-                    result = e if isinstance(e, KafkaError) else NotControllerError(str(e))
-                    if attempt + 1 < ALTER_PARTITION_ATTEMPTS:
-                        threading.Event().wait(RETRY_BACKOFF_S)
-                        continue
-                break
-            if not future.done():
-                future.set_result(result)
+    def pending_alter_partitions(self) -> dict[TopicPartition, LeaderAndIsr]:
+        with self._alter_cond:
+            return {tp: proposed for tp, (proposed, _) in self._unsent.items()}
 
-    def _send_alter_partition(self, tp: TopicPartition, proposed: LeaderAndIsr) -> LeaderAndIsr | KafkaError:
-        request = AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch(), topics=[
-            AlterPartitionRequest.TopicData(topic_name=tp.topic, partitions=[AlterPartitionRequest.PartitionData(
+    def _next_alter_batch(self, backoff_ms: int) -> dict[TopicPartition, tuple[LeaderAndIsr, Future[Any]]] | None:
+        # Real time, not self.time: this paces network attempts of an I/O thread.
+        with self._alter_cond:
+            deadline = time.monotonic() + backoff_ms / 1000.0
+            while not self._closing:
+                wait_s = deadline - time.monotonic()
+                if self._unsent and wait_s <= 0:
+                    return dict(self._unsent)
+                self._alter_cond.wait(wait_s if self._unsent else None)
+            return None
+
+    def _run(self) -> None:
+        backoff_ms = 0
+        while (batch := self._next_alter_batch(backoff_ms)) is not None:
+            try:
+                answers = self._send_alter_partition({tp: proposed for tp, (proposed, _) in batch.items()})
+            except Exception as e:  # noqa: BLE001 - sent again until answered
+                backoff_ms = min(max(backoff_ms * 2, ALTER_PARTITION_RETRY_BACKOFF_MS),
+                                 ALTER_PARTITION_RETRY_BACKOFF_MAX_MS)
+                log.warning("AlterPartition of %s failed (%r); sending it again in %d ms",
+                            sorted(str(tp) for tp in batch), e, backoff_ms)
+                continue
+            done: list[tuple[Future[Any], AlterPartitionAnswer]] = []
+            with self._alter_cond:
+                for tp, (_, future) in batch.items():
+                    answer = answers.get(tp)
+                    current = self._unsent.get(tp)
+                    if answer is not None and current is not None and current[1] is future:
+                        del self._unsent[tp]
+                        done.append((future, answer))
+            missing = len(batch) - len(done)
+            if missing:
+                log.warning("AlterPartition answer left out %d partitions; sending them again", missing)
+            backoff_ms = ALTER_PARTITION_RETRY_BACKOFF_MS if missing else 0
+            for future, answer in done:  # outside the lock: the callbacks take partition locks
+                if not future.done():
+                    future.set_result(answer)
+
+    def _send_alter_partition(self, proposals: dict[TopicPartition, LeaderAndIsr]
+                              ) -> dict[TopicPartition, AlterPartitionAnswer]:
+        """One AlterPartition request; the answer per partition. Raises on a failed exchange or a top-level
+        error (the whole request is sent again)."""
+        by_topic: dict[str, list[Any]] = {}
+        for tp, proposed in proposals.items():
+            by_topic.setdefault(tp.topic, []).append(AlterPartitionRequest.PartitionData(
                 partition_index=tp.partition, leader_epoch=proposed.leader_epoch, new_isr=list(proposed.isr),
-                leader_recovery_state=int(proposed.leader_recovery_state),
-                partition_epoch=proposed.partition_epoch)])])
+                leader_recovery_state=int(proposed.leader_recovery_state), partition_epoch=proposed.partition_epoch))
+        request = AlterPartitionRequest(broker_id=self.broker_id, broker_epoch=self.broker_epoch(), topics=[
+            AlterPartitionRequest.TopicData(topic_name=t, partitions=ps) for t, ps in by_topic.items()])
         response = self._request(request, ALTER_PARTITION_VERSION)
-        if response.error_code == ErrorCode.NOT_CONTROLLER:
-            raise NotControllerError("The controller moved.")
         if response.error_code != ErrorCode.NONE:
-            return error_for_code(response.error_code)()
+            raise error_for_code(response.error_code)(f"AlterPartition: top-level error {response.error_code}")
+        answers: dict[TopicPartition, AlterPartitionAnswer] = {}
         for topic in response.topics:
             for p in topic.partitions:
-                if p.partition_index != tp.partition:
+                tp = TopicPartition(topic.topic_name, p.partition_index)
+                if tp not in proposals:
                     continue
                 if p.error_code != ErrorCode.NONE:
-                    return error_for_code(p.error_code)()
-                return LeaderAndIsr(p.leader_id, p.leader_epoch, tuple(p.isr),
-                                    LeaderRecoveryState(p.leader_recovery_state), p.partition_epoch)
-        return error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR)()
+                    answers[tp] = error_for_code(p.error_code)()
+                else:
+                    answers[tp] = LeaderAndIsr(p.leader_id, p.leader_epoch, tuple(p.isr),
+                                               LeaderRecoveryState(p.leader_recovery_state), p.partition_epoch)
+        return answers
 
     def shutdown(self) -> None:
-        self._queue.put(None)
+        with self._alter_cond:
+            self._closing = True
+            self._alter_cond.notify_all()
         with self._conn_lock:
             if self._conn is not None:
                 self._conn.close()

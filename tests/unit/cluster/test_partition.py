@@ -193,7 +193,13 @@ def test_rejected_isr_change_keeps_committed_state(env) -> None:
     assert p.maybe_shrink_isr() is True
     assert p.maybe_shrink_isr() is False  # one proposal at a time
     alter.requests[-1][2].set_result(InvalidUpdateVersionError("stale"))
-    assert p.isr == (0, 1) and not p.isr_change_pending and p.partition_epoch == 4
+    # KIP-497: refused for a stale partition epoch, the proposal stays in flight (the HW keeps waiting for
+    # the maximal ISR) until the controller's next LeaderAndIsr tells the truth.
+    assert p.isr == (0, 1) and p.isr_change_pending and p.partition_epoch == 4
+    assert p.maybe_shrink_isr() is False
+    p.make_leader(state(0, 1, isr=(0, 1), replicas=(0, 1), partition_epoch=5))
+    assert not p.isr_change_pending
+    time.advance(1_000)
     # A new leadership makes the answer to an older proposal irrelevant.
     assert p.maybe_shrink_isr() is True
     p.make_leader(state(0, 2, isr=(0, 1), replicas=(0, 1), partition_epoch=6))
