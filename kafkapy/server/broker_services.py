@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kafkapy.coordinator.producer_id_manager import ProducerIdManager
     from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
     from kafkapy.server.auth.acl_authorizer import AclAuthorizer
+    from kafkapy.server.broker_metrics import BrokerMetrics
     from kafkapy.server.kafka_config import KafkaConfig
     from kafkapy.server.network.socket_server import SocketServer
     from kafkapy.server.purgatory.delayed_controller_operation import DelayedControllerOperation
@@ -52,6 +53,8 @@ class BrokerServices:
     quotas: QuotaManagers | None = None
     # authorizer.class.name's authorizer; None: every request is authorized (Kafka without an authorizer).
     authorizer: AclAuthorizer | None = None
+    # The broker's metrics (broker_metrics.py): request metrics and BrokerTopicMetrics recorders.
+    metrics: BrokerMetrics | None = None
     broker_id: int = 0
     # Kafka's broker epoch: the czxid of this broker's /brokers/ids registration (cluster mode; -1 embedded).
     broker_epoch: int = -1

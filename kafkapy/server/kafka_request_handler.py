@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.server.network.request_channel import Request, RequestChannel
@@ -37,13 +38,19 @@ class KafkaRequestHandler:
         self._apis = apis
         self._time = time
         self._stopped = False
+        # RequestHandlerAvgIdlePercent (server/broker_metrics.py): marked with idle ns / pool size; None = off.
+        self.idle_meter: Any = None
+        self.pool_size: Callable[[], int] = lambda: 1
         self.thread = threading.Thread(
             target=self.run, name=f"data-plane-kafka-request-handler-{handler_id}", daemon=True
         )
 
     def run(self) -> None:
         while not self._stopped:
+            idle_start = self._time.nanoseconds()
             request = self._channel.receive_request(_RECEIVE_TIMEOUT_S)
+            if self.idle_meter is not None:
+                self.idle_meter.mark((self._time.nanoseconds() - idle_start) // self.pool_size())
             if request is None:
                 continue
             request.dequeue_ns = self._time.nanoseconds()
@@ -79,13 +86,22 @@ class KafkaRequestHandlerPool:
         self._time = time
         self._lock = threading.Lock()
         self.handlers: list[KafkaRequestHandler] = []
+        self.idle_meter: Any = None  # set before the threads start by whoever wants the idle ratio
         for _ in range(num_threads):
             self._add_handler()
 
     def _add_handler(self) -> None:
         handler = KafkaRequestHandler(len(self.handlers), self._broker_id, self._channel, self._apis, self._time)
+        handler.idle_meter, handler.pool_size = self.idle_meter, lambda: len(self.handlers) or 1
         self.handlers.append(handler)
         handler.thread.start()
+
+    def set_idle_meter(self, meter: Any) -> None:
+        """Mark RequestHandlerAvgIdlePercent from every handler thread (each marks idle ns / pool size)."""
+        with self._lock:
+            self.idle_meter = meter
+            for handler in self.handlers:
+                handler.idle_meter = meter
 
     @property
     def num_threads(self) -> int:

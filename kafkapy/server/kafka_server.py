@@ -34,10 +34,12 @@ from kafkapy.coordinator.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
+from kafkapy.metrics.registry import MetricsRegistry
 from kafkapy.server import cluster_mode
 from kafkapy.server.alter_isr_manager import DefaultAlterIsrManager
 from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.auth.acl_authorizer import AclAuthorizer
+from kafkapy.server.broker_metrics import BrokerMetrics, MeteredAlterIsrManager
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_config import KafkaConfig
@@ -161,6 +163,10 @@ class KafkaServer:
         self.cluster: cluster_mode.ClusterMode | None = None  # ZooKeeper mode's extra parts
         self.alter_isr_manager: AlterIsrManager = alter_isr_manager or DefaultAlterIsrManager(
             self._send_alter_partition)
+        # Kafka's metrics (kafkapy/metrics, server/broker_metrics.py); the ISR meters wrap the AlterIsrManager.
+        self.metrics = MetricsRegistry(time)
+        self.broker_metrics = BrokerMetrics(self.metrics)
+        self.alter_isr_manager = MeteredAlterIsrManager(self.alter_isr_manager, self.metrics)
 
     @property
     def ident(self) -> str:
@@ -246,10 +252,14 @@ class KafkaServer:
         self.metadata_cache.add_deleted_partitions_listener(self.services.group_coordinator.handle_deleted_partitions)
         self.services.transaction_coordinator = create_transaction_coordinator(self.services)
         self.services.transaction_coordinator.startup()
+        self.services.metrics = self.broker_metrics
+        rm.broker_topic_stats = rm.replica_fetcher_manager.topic_stats = self.broker_metrics.topic_stats
         self.apis = KafkaApis(self.request_channel, self.services)
         self.request_handler_pool = KafkaRequestHandlerPool(config.get_int("num.io.threads"), self.request_channel,
                                                             self.apis, self.broker_id, time)
+        self.broker_metrics.attach_network(self.request_handler_pool, self.socket_server)
         self._start_scheduler()
+        self.broker_metrics.start(self)
         log.info("%s Kafka clusterId %s, listening on %s", self.ident, cluster_id,
                  ", ".join(ep.connection_string() for ep in endpoints))
 
@@ -339,6 +349,7 @@ class KafkaServer:
 
         if self.cluster is not None and self._started:
             step("the controlled shutdown", self.cluster.controlled_shutdown)
+        step("the metrics endpoint", self.broker_metrics.shutdown)
         if self.socket_server is not None:
             step("the socket server", self.socket_server.shutdown)
         if self.request_handler_pool is not None:

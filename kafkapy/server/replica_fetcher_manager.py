@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group_metadata_manager import java_string_hashcode
+from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
+from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.kafka_config import KafkaConfig
 from kafkapy.server.replica_fetcher_thread import (
     InitialFetchState,
@@ -37,6 +39,8 @@ def fetcher_id_for(tp: TopicPartition, num_fetchers: int) -> int:
 
 
 class ReplicaFetcherManager:
+    topic_stats: BrokerTopicStats = DISABLED_TOPIC_STATS  # given to each fetcher thread (broker_metrics.py)
+
     def __init__(self, broker_id: int, config: KafkaConfig, partitions: PartitionProvider,
                  quota: ReplicationQuotaManager, time: Time = SYSTEM) -> None:
         self.broker_id = broker_id
@@ -72,6 +76,7 @@ class ReplicaFetcherManager:
                 if thread is None:
                     thread = ReplicaFetcherThread(key[1], leader, self.broker_id, self._config, self._partitions,
                                                   self._quota, self._time)
+                    thread.topic_stats = self.topic_stats
                     self._threads[key] = thread
                     thread.start()
                 thread.add_partitions(group)

@@ -36,6 +36,8 @@ from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
+from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
+from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 from kafkapy.server.replication_quota_manager import (
     FOLLOWER_THROTTLED_REPLICAS,
@@ -91,6 +93,8 @@ class PartitionFetchState:
 
 
 class ReplicaFetcherThread(threading.Thread):
+    topic_stats: BrokerTopicStats = DISABLED_TOPIC_STATS  # ReplicationBytesInPerSec (set by the manager)
+
     def __init__(self, fetcher_id: int, source: Node, broker_id: int, config: KafkaConfig,
                  partitions: PartitionProvider, quota: ReplicationQuotaManager, time: Time = SYSTEM) -> None:
         super().__init__(name=f"ReplicaFetcherThread-{fetcher_id}-{source.id}", daemon=True)
@@ -385,6 +389,7 @@ class ReplicaFetcherThread(threading.Thread):
         next_offset = sent.fetch_offset
         try:
             if size:
+                self.topic_stats.on_replication_in(size)
                 info = partition.append_records_to_follower(records)
                 if info.num_batches:
                     next_offset = info.last_offset + 1

@@ -45,6 +45,8 @@ from kafkapy.common.internal_topics import INTERNAL_TOPICS
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.crc import crc32c
+from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
+from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
 from kafkapy.server.partition_response import PartitionResponse, partition_error_response
 from kafkapy.server.purgatory.delayed_fetch import DelayedFetch, FetchPartitionStatus
@@ -107,6 +109,7 @@ class ReplicaManager:
         self.metadata_cache = metadata_cache
         self.broker_id = config.broker_id if broker_id is None else broker_id
         self._alter_isr_manager = alter_isr_manager
+        self.broker_topic_stats: BrokerTopicStats = DISABLED_TOPIC_STATS  # BrokerTopicMetrics (broker_metrics.py)
         # The epoch of the newest controller heard from (LeaderAndIsr / StopReplica older than it are stale).
         self.controller_epoch = 0
         self._lock = threading.Lock()
@@ -398,6 +401,7 @@ class ReplicaManager:
         results: dict[TopicPartition, PartitionResponse] = {}
         appended: dict[TopicPartition, int] = {}
         partitions = self._partitions
+        stats = self.broker_topic_stats
         for tp, records in entries.items():
             try:
                 if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
@@ -407,8 +411,10 @@ class ReplicaManager:
                                                           origin=origin)
                 results[tp] = PartitionResponse(0, info.first_offset, info.log_append_time, info.log_start_offset)
                 appended[tp] = info.last_offset + 1
+                stats.on_append(tp.topic, info.valid_bytes, info.num_records)
             except KafkaError as e:
                 results[tp] = partition_error_response(e)
+                stats.on_append_failed(tp.topic, len(records) if records is not None else 0, e.code)
                 if e.code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     log.debug("Error appending to %s: %s", tp, e)
             except Exception as e:

@@ -80,11 +80,17 @@ class RequestContext:
                 body.throttle_time_ms = throttle
                 chunks = encode_response(self.header.api_key, self.header.api_version, self.header.correlation_id,
                                          body)
+        send_start_ns = self.server.time.nanoseconds()
         self.channel.send_response(self.request, chunks, throttle)
+        if self.server.metrics is not None:
+            self.server.metrics.request_metrics.record(self, body, send_start_ns, throttle)
 
     def no_response(self) -> None:
         # acks=0 produce: nothing to tell the client, but the quota still mutes its connection (Kafka 2.0+).
-        self.channel.send_response(self.request, None, self._throttle_ms(()))
+        send_start_ns, throttle = self.server.time.nanoseconds(), self._throttle_ms(())
+        self.channel.send_response(self.request, None, throttle)
+        if self.server.metrics is not None:
+            self.server.metrics.request_metrics.record(self, None, send_start_ns, throttle)
 
     def _throttle_ms(self, chunks: Sequence[Any]) -> int:
         quotas = self.server.quotas

@@ -126,6 +126,8 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
                          for index, tp in entries]
                 topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
                                                           partitions=parts))
+            if services.metrics is not None:
+                services.metrics.topic_stats.on_fetch_response(results, replica_id >= 0)
             ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics))
         except Exception:
             log.exception("Could not send the Fetch v%d response to %s; closing its connection", version,

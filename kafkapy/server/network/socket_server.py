@@ -55,6 +55,7 @@ from collections import deque
 
 from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.common.time import SYSTEM, Time
+from kafkapy.metrics.meter import Meter
 from kafkapy.server.kafka_config import EndPoint, KafkaConfig
 from kafkapy.server.network.acceptor import Acceptor
 from kafkapy.server.network.connection_quotas import ConnectionQuotas
@@ -110,6 +111,8 @@ class AuthenticationFailure(InvalidReceiveError):
 
 class Processor:
     """A network thread: reads requests from and writes responses to its connections."""
+
+    idle_meter: Meter | None = None  # NetworkProcessorAvgIdlePercent: marked with the ns spent in poll (broker_metrics.py)
 
     def __init__(
         self,
@@ -475,10 +478,13 @@ class Processor:
             timeout = min(timeout, max(0.0, (self._throttled[0][0] - self._time.hi_res_clock_ms()) / 1000.0))
         if self._starved and timeout:
             timeout = min(timeout, _STARVED_POLL_S)
+        idle_start = self._time.nanoseconds()
         try:
             events = self._epoll.poll(timeout)
         finally:
             self._polling = False
+        if self.idle_meter is not None:
+            self.idle_meter.mark(self._time.nanoseconds() - idle_start)
         self._now_ms = self._time.hi_res_clock_ms()
         for fd, _mask in events:
             if fd == self._wakeup_fd:

@@ -1,0 +1,123 @@
+"""BrokerTopicStats: Kafka's `kafka.server:type=BrokerTopicMetrics` meters, all topics and per topic.
+
+Recording sites (one call each, per partition of a request, never per record):
+- `ReplicaManager.append_records`: `on_append(topic, bytes, messages)` after a leader append (BytesInPerSec,
+  MessagesInPerSec, TotalProduceRequestsPerSec), `on_append_failed(topic, bytes, error_code)` otherwise
+  (FailedProduceRequestsPerSec, or BytesRejectedPerSec for a record/batch too large, as Kafka's Log does);
+- the Fetch handler's response: `on_fetch_response(results, from_follower)` (BytesOutPerSec for consumers,
+  ReplicationBytesOutPerSec for followers, TotalFetchRequestsPerSec, FailedFetchRequestsPerSec);
+- the replica fetcher: `on_replication_in(bytes)` (ReplicationBytesInPerSec).
+Per-topic meters carry a `topic` tag and are created on a topic's first use; the all-topics ones carry none
+(Kafka's KafkaMetricsGroup drops the empty tag). Replication meters exist for all topics only, as in Kafka.
+A BrokerTopicStats built without a registry records nothing (metrics off). No byte format.
+
+Thread-safety: the per-topic map is filled under a lock; each Meter has its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from kafkapy.metrics.meter import Meter
+from kafkapy.metrics.registry import KafkaMetricsGroup, MetricsRegistry
+
+_REJECTED = (10, 18)  # MESSAGE_TOO_LARGE (RecordTooLarge), RECORD_LIST_TOO_LARGE (RecordBatchTooLarge)
+_NOT_FAILED = (3, 6, 2, 56)  # unknown partition, not leader, corrupt, storage: Kafka does not count these
+
+
+class TopicMeters:
+    __slots__ = ("messages_in", "bytes_in", "bytes_out", "bytes_rejected", "failed_produce", "failed_fetch",
+                 "total_produce", "total_fetch")
+
+    def __init__(self, group: KafkaMetricsGroup, topic: str) -> None:
+        self.messages_in = group.meter("MessagesInPerSec", "messages", topic=topic)
+        self.bytes_in = group.meter("BytesInPerSec", "bytes", topic=topic)
+        self.bytes_out = group.meter("BytesOutPerSec", "bytes", topic=topic)
+        self.bytes_rejected = group.meter("BytesRejectedPerSec", "bytes", topic=topic)
+        self.failed_produce = group.meter("FailedProduceRequestsPerSec", "requests", topic=topic)
+        self.failed_fetch = group.meter("FailedFetchRequestsPerSec", "requests", topic=topic)
+        self.total_produce = group.meter("TotalProduceRequestsPerSec", "requests", topic=topic)
+        self.total_fetch = group.meter("TotalFetchRequestsPerSec", "requests", topic=topic)
+
+
+class BrokerTopicStats:
+    def __init__(self, registry: MetricsRegistry | None = None) -> None:
+        self.enabled = registry is not None
+        self._lock = threading.Lock()
+        self._topics: dict[str, TopicMeters] = {}
+        if registry is None:
+            return
+        self._group = KafkaMetricsGroup(registry, "kafka.server", "BrokerTopicMetrics")
+        self.all_topics = TopicMeters(self._group, "")
+        self.replication_bytes_in: Meter = self._group.meter("ReplicationBytesInPerSec", "bytes")
+        self.replication_bytes_out: Meter = self._group.meter("ReplicationBytesOutPerSec", "bytes")
+
+    def topic_stats(self, topic: str) -> TopicMeters:
+        meters = self._topics.get(topic)
+        if meters is None:
+            with self._lock:
+                meters = self._topics.get(topic)
+                if meters is None:
+                    meters = self._topics[topic] = TopicMeters(self._group, topic)
+        return meters
+
+    def remove_topic(self, topic: str) -> None:
+        """Drop a deleted topic's meters (Kafka's removeMetrics)."""
+        with self._lock:
+            if self._topics.pop(topic, None) is not None:
+                self._group.registry.remove_where(lambda n: n.type == "BrokerTopicMetrics" and n.tag("topic") == topic)
+
+    def on_append(self, topic: str, size: int, messages: int) -> None:
+        if not self.enabled:
+            return
+        t, a = self.topic_stats(topic), self.all_topics
+        t.total_produce.mark()
+        a.total_produce.mark()
+        t.bytes_in.mark(size)
+        a.bytes_in.mark(size)
+        t.messages_in.mark(messages)
+        a.messages_in.mark(messages)
+
+    def on_append_failed(self, topic: str, size: int, error_code: int) -> None:
+        if not self.enabled:
+            return
+        t, a = self.topic_stats(topic), self.all_topics
+        t.total_produce.mark()
+        a.total_produce.mark()
+        if error_code in _REJECTED:
+            t.bytes_rejected.mark(size)
+            a.bytes_rejected.mark(size)
+        elif error_code not in _NOT_FAILED:
+            t.failed_produce.mark()
+            a.failed_produce.mark()
+
+    def on_fetch_response(self, results: Mapping[Any, Any], from_follower: bool) -> None:
+        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them."""
+        if not self.enabled:
+            return
+        a = self.all_topics
+        total = 0
+        for tp, data in results.items():
+            t = self.topic_stats(tp.topic)
+            t.total_fetch.mark()
+            if data.error:
+                t.failed_fetch.mark()
+                a.failed_fetch.mark()
+            records = data.records
+            size = records.length if records is not None and hasattr(records, "length") else (
+                len(records) if records is not None else 0)
+            if size and not from_follower:
+                t.bytes_out.mark(size)
+            total += size
+        a.total_fetch.mark(len(results))
+        if total:
+            (self.replication_bytes_out if from_follower else a.bytes_out).mark(total)
+
+    def on_replication_in(self, size: int) -> None:
+        if self.enabled and size:
+            self.replication_bytes_in.mark(size)
+
+
+DISABLED = BrokerTopicStats()
