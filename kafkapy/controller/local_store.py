@@ -8,6 +8,8 @@ log dir, and the LogManager, which only loads such dirs, ignores it):
 Node paths and payloads are ZooKeeper's (zk_data.py). Ephemeral nodes (broker registrations, /controller)
 live in memory only, as a ZooKeeper session's would, so they are gone after a restart.
 Every mutation rewrites the file atomically (write `.tmp`, fsync, rename, fsync the dir) before returning.
+The file holds SCRAM credentials and ACLs: it is written 0600 and an existing looser file is tightened on
+start (common/private_file.py).
 Thread-safety: one lock around the node map and the file; watch callbacks run after the lock is released.
 """
 
@@ -20,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kafkapy.common.private_file import tighten_private_file, write_private_file
 from kafkapy.controller.metadata_store import (
     BadVersionError,
     MetadataStoreError,
@@ -61,6 +64,7 @@ class LocalMetadataStore(PathMetadataStore):
         self._nodes: dict[str, _Node] = {}
         self._zxid = 0
         self._watches: dict[str, list[Callable[[], None]]] = {}
+        tighten_private_file(self.path)
         self._load()
 
     # -- persistence --------------------------------------------------------------------------------------
@@ -80,17 +84,7 @@ class LocalMetadataStore(PathMetadataStore):
     def _persist(self) -> None:
         lines = [n.line(path) for path, n in sorted(self._nodes.items()) if not n.ephemeral]
         body = f'{{"format":{_FORMAT},"zxid":{self._zxid},"nodes":{{\n' + ",\n".join(lines) + "\n}}\n"
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(body)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        dir_fd = os.open(self.log_dir, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_private_file(self.path, body.encode("utf-8"))
 
     # -- primitives ------------------------------------------------------------------------------------------
 
