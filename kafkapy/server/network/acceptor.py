@@ -3,8 +3,12 @@
 Each accepted socket is made non-blocking with TCP_NODELAY, SO_KEEPALIVE and
 socket.send/receive.buffer.bytes (-1 = OS default), then handed round-robin to a Processor
 (`processor.accept(sock, address)`), unless ConnectionQuotas (max.connections, max.connections.per.ip)
-refuses it: then it is closed at once. No bytes are read or written here. A failed accept (e.g.
-EMFILE) is logged and retried on the next poll; the thread never dies of it.
+refuses it: then it is closed at once. No bytes are read or written here. An accept that fails for
+want of a resource (EMFILE, ENFILE, ENOBUFS, ENOMEM: the connection stays in the listen backlog) logs
+one ERROR line per episode and pauses accepting (the listening socket leaves the selector) for a
+backoff doubling from 50 ms to 1 s, instead of spinning on a socket that stays readable; the first
+successful accept ends the episode. Other accept errors are logged and retried on the next poll; the
+thread never dies of them.
 
 Thread-safety: the listening socket belongs to the acceptor thread; `initiate_shutdown()` may be
 called from any thread (a socketpair wakes the selector).
@@ -12,10 +16,12 @@ called from any thread (a socketpair wakes the selector).
 
 from __future__ import annotations
 
+import errno
 import logging
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -25,6 +31,9 @@ from kafkapy.server.network.connection_quotas import ConnectionQuotas
 log = logging.getLogger(__name__)
 
 _POLL_TIMEOUT_S = 0.3
+_RESOURCE_ERRNOS = frozenset((errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM))
+_MIN_PAUSE_S = 0.05
+_MAX_PAUSE_S = 1.0
 
 
 class ConnectionSink(Protocol):
@@ -59,6 +68,10 @@ class Acceptor:
         self._server.setblocking(False)
         self.bound_port: int = self._server.getsockname()[1]
         self._wakeup_r, self._wakeup_w = socket.socketpair()
+        self._selector: selectors.BaseSelector | None = None
+        # Resource exhaustion backoff: accepting resumes at _paused_until (monotonic s; 0 = accepting).
+        self._paused_until = 0.0
+        self._pause_s = 0.0
         self._running = True
         self._thread = threading.Thread(
             target=self.run,
@@ -87,12 +100,20 @@ class Acceptor:
             self._close()
 
     def run(self) -> None:
-        selector = selectors.DefaultSelector()
+        selector = self._selector = selectors.DefaultSelector()
         try:
             selector.register(self._server, selectors.EVENT_READ)
             selector.register(self._wakeup_r, selectors.EVENT_READ)
             while self._running:
-                for key, _ in selector.select(_POLL_TIMEOUT_S):
+                timeout = _POLL_TIMEOUT_S
+                if self._paused_until:
+                    remaining = self._paused_until - time.monotonic()
+                    if remaining <= 0:
+                        self._paused_until = 0.0
+                        selector.register(self._server, selectors.EVENT_READ)
+                    else:
+                        timeout = min(timeout, remaining)
+                for key, _ in selector.select(timeout):
                     if key.fileobj is self._server and self._running:
                         self._accept_all()
         except Exception:
@@ -107,9 +128,13 @@ class Acceptor:
                 sock, address = self._server.accept()
             except BlockingIOError:
                 return
-            except OSError as e:  # e.g. EMFILE: keep the acceptor alive, retry on the next poll
-                log.error("Error accepting connection on %s: %s", self.endpoint.connection_string(), e)
+            except OSError as e:
+                if e.errno in _RESOURCE_ERRNOS:
+                    self._pause_accepting(e)
+                else:  # keep the acceptor alive, retry on the next poll
+                    log.error("Error while accepting connection on %s: %s", self.endpoint.connection_string(), e)
                 return
+            self._pause_s = 0.0
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -129,6 +154,17 @@ class Acceptor:
             processor = self._processors[self._next % len(self._processors)]
             self._next += 1
             processor.accept(sock, address)
+
+    def _pause_accepting(self, error: OSError) -> None:
+        """Out of descriptors (or memory): the pending connection stays queued in the backlog and the
+        listening socket stays readable, so stop watching it for a while rather than spin."""
+        if not self._pause_s:
+            log.error("Error while accepting connection on %s: %s; pausing accepting until resources free up",
+                      self.endpoint.connection_string(), error)
+        self._pause_s = min(max(self._pause_s * 2, _MIN_PAUSE_S), _MAX_PAUSE_S)
+        self._paused_until = time.monotonic() + self._pause_s
+        if self._selector is not None:
+            self._selector.unregister(self._server)
 
     def _close(self) -> None:
         for s in (self._server, self._wakeup_r, self._wakeup_w):
