@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from kafkapy.cli.command import ToolError, ToolParser, run
 from kafkapy.cli.properties import parse_key_values
+from kafkapy.common.private_file import write_private_file
 
 SERVER_LOGGER = "kafka.server.KafkaServer"
 PID_FILE_NAME = "kafkapy.pid"
@@ -321,10 +322,8 @@ def _write_records(config, server, config_path: str | None, log_dirs: list[str])
             "startedMs": int(time.time() * 1000),
         }
         path = _record_path(pid)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(record, f)
-        os.replace(tmp, path)
+        # argv may carry --override sasl.jaas.config=... with a password: owner-only, like the metadata file.
+        write_private_file(path, json.dumps(record).encode(), fsync=False)
         written.append(path)
     except OSError as e:
         logging.getLogger(SERVER_LOGGER).warning("Could not write %s: %s", _record_path(pid), e)
