@@ -1,0 +1,150 @@
+"""Decompression bombs cannot grow the broker's memory: produce validation streams compressed batches.
+
+A subprocess broker gets, over raw Produce v9 connections, batches of a few KB that decompress to
+hundreds of MB: one record with a 400 MiB value of zeros (zstd, gzip), and 20 million identical small
+records (zstd), sent again and again to a compacted topic and to a topic whose compression.type (lz4)
+differs from the batch's, the two paths that used to decompress whole batches into a Python object per
+record. Each is answered MESSAGE_TOO_LARGE (its decompressed records pass max.message.bytes) and the
+log stays empty, while the broker's peak RSS (VmHWM in /proc/<pid>/status) stays within 300 MB of its
+idle RSS and a bystander confluent-kafka producer on its own topic is served throughout.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import zlib
+
+import pytest
+import zstandard
+
+ck = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from kafkapy.common.errors import ErrorCode  # noqa: E402
+from kafkapy.protocol.messages import ProduceRequest  # noqa: E402
+from kafkapy.record.batch_header import BatchHeader, write_batch  # noqa: E402
+from kafkapy.record.default_record import encode_record  # noqa: E402
+from kafkapy.record.varint import encode_varint  # noqa: E402
+
+MIB = 1 << 20
+RSS_BUDGET = 300 * MIB
+BOMB_S = 6.0
+TS = 1_700_000_000_000
+TOPICS = {"bomb-compacted": {"cleanup.policy": "compact"}, "bomb-recompressed": {"compression.type": "lz4"}}
+
+
+def status_kb(pid: int, key: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+def _compress_stream(codec: int, parts) -> bytes:
+    c = zstandard.ZstdCompressor(level=3).compressobj() if codec == 4 else zlib.compressobj(6, zlib.DEFLATED, 31)
+    return b"".join(c.compress(p) for p in parts) + c.flush()
+
+
+def _batch(codec: int, count: int, payload: bytes) -> bytes:
+    header = BatchHeader(0, 0, -1, 2, 0, codec, count - 1, TS, TS, -1, -1, -1, count)
+    return write_batch(header, codec, TS, TS, count, payload)
+
+
+def big_value_bomb(codec: int, value_size: int = 400 * MIB) -> bytes:
+    """One record whose value is `value_size` zero bytes, compressed as a stream (never held whole)."""
+    body_head = b"\x00" + encode_varint(0) + encode_varint(0) + encode_varint(3) + b"key" + encode_varint(value_size)
+    length = len(body_head) + value_size + 1
+    zeros = bytes(MIB)
+    parts = [encode_varint(length) + body_head, *(zeros for _ in range(value_size // MIB)), b"\x00"]
+    return _batch(codec, 1, _compress_stream(codec, parts))
+
+
+def many_records_bomb(count: int = 20_000_000) -> bytes:
+    """`count` identical 7-byte records (zstd): the 'one Python object per record' bomb."""
+    record = encode_record(0, 0, b"k", b"")
+    per_chunk = MIB // len(record)
+    block = record * per_chunk
+    parts = [block] * (count // per_chunk) + [record * (count % per_chunk)]
+    return _batch(4, count, _compress_stream(4, parts))
+
+
+@pytest.fixture(scope="module")
+def bombs() -> dict[str, bytes]:
+    out = {"zstd-400MiB-value": big_value_bomb(4), "gzip-400MiB-value": big_value_bomb(1),
+           "zstd-20M-records": many_records_bomb()}
+    assert all(len(b) < 500_000 for b in out.values()), {k: len(v) for k, v in out.items()}
+    return out
+
+
+def produce(wire, topic: str, records: bytes):
+    request = ProduceRequest(acks=1, timeout_ms=30_000, topic_data=[ProduceRequest.TopicProduceData(
+        name=topic, partition_data=[ProduceRequest.PartitionProduceData(index=0, records=records)])])
+    return wire.request(request, 9).responses[0].partition_responses[0]
+
+
+def latencies_ms(producer, count: int, deadline: float) -> list[float]:
+    out: list[float] = []
+    errors: list = []
+    for i in range(count):
+        if time.monotonic() > deadline:
+            break
+        start = time.perf_counter()
+        producer.produce("bystander", value=b"bystander-%06d" % i, on_delivery=lambda err, _m: errors.append(err))
+        producer.flush(10)
+        out.append((time.perf_counter() - start) * 1000)
+    assert errors == [None] * len(out), errors
+    return out
+
+
+def test_bombs_leave_rss_bounded_and_the_bystander_served(broker_process, wire_client, bombs) -> None:
+    broker = broker_process()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    new = [NewTopic(t, 1, 1, config=c) for t, c in TOPICS.items()] + [NewTopic("bystander", 1, 1)]
+    for f in admin.create_topics(new).values():
+        f.result(30)
+    producer = ck.Producer({"bootstrap.servers": broker.bootstrap, "acks": "1", "linger.ms": 0})
+    deadline = time.monotonic() + 60
+    latencies_ms(producer, 20, deadline)  # warm up
+    quiet = latencies_ms(producer, 40, deadline)
+    idle_kb = status_kb(broker.pid, "VmRSS")
+
+    answers: list[tuple[str, str, int, int]] = []
+    stop = threading.Event()
+
+    def bomber() -> None:
+        wire = wire_client(broker.port, timeout_s=60)
+        for _round in range(20):  # bounded: at most 20 rounds of 6 bombs
+            for topic in TOPICS:
+                for name, records in bombs.items():
+                    if stop.is_set():
+                        return
+                    part = produce(wire, topic, records)
+                    answers.append((topic, name, part.error_code, part.base_offset))
+
+    thread = threading.Thread(target=bomber, daemon=True)
+    thread.start()
+    loud: list[float] = []
+    end = time.monotonic() + BOMB_S
+    while time.monotonic() < end:
+        loud += latencies_ms(producer, 10, end)
+    stop.set()
+    thread.join(60)
+    assert not thread.is_alive()
+    peak_kb = status_kb(broker.pid, "VmHWM")
+    quiet_p50, loud_p50 = statistics.median(quiet), statistics.median(loud)
+    print(f"idle RSS {idle_kb // 1024} MiB, peak RSS {peak_kb // 1024} MiB after {len(answers)} bombs; bystander "
+          f"produce p50 quiet {quiet_p50:.2f} ms, under bombs {loud_p50:.2f} ms ({len(loud)} samples)")
+    assert len(answers) >= len(bombs) * len(TOPICS)
+    assert {(code, base) for _t, _n, code, base in answers} == {(ErrorCode.MESSAGE_TOO_LARGE, -1)}
+    assert (peak_kb - idle_kb) * 1024 < RSS_BUDGET
+    assert loud and loud_p50 <= 2 * max(quiet_p50, 1.0)
+    assert broker.proc.poll() is None
+    consumer = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "bomb-check"})
+    try:
+        for topic in TOPICS:
+            assert consumer.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10) == (0, 0)
+    finally:
+        consumer.close()
