@@ -190,3 +190,95 @@ def test_unsupported_oauthbearer_configuration_refuses_to_start(oauth_broker, tm
     err = capsys.readouterr().err
     assert err.startswith("Error: Fatal error during KafkaServer startup: ") and key in err
     assert err.count("\n") == 1
+
+
+class JwksHttpsServer:
+    """An https JWKS endpoint on 127.0.0.1 (the test PKI's broker certificate) whose key set the test swaps."""
+
+    def __init__(self, pki: Any) -> None:
+        import http.server
+        import ssl
+        import threading
+
+        self.body = b"{}"
+        self.requests = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                outer.requests += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(outer.body)))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(pki.broker))
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}/jwks.json"
+
+    def serve(self, *keys: tuple[Any, str]) -> None:
+        self.body = json.dumps({"keys": [{**RSAAlgorithm.to_jwk(k.public_key(), as_dict=True), "kid": kid}
+                                         for k, kid in keys]}).encode()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+def test_https_jwks_endpoint_with_rotation(pki):
+    from kafkapy.server.security.oauthbearer_callback_handlers import (
+        OAuthBearerConfigError,
+        build_oauthbearer_validator,
+    )
+    from kafkapy.server.security.oauthbearer_token import OAuthBearerValidationError
+
+    old_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    endpoint = JwksHttpsServer(pki)
+    try:
+        endpoint.serve((old_key, "old"))
+        settings = {"sasl.server.callback.handler.class": SECURED_HANDLER,
+                    "sasl.oauthbearer.jwks.endpoint.url": endpoint.url,
+                    "sasl.oauthbearer.jwks.endpoint.refresh.ms": 3600000,
+                    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": 10,
+                    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": 100,
+                    "sasl.oauthbearer.clock.skew.seconds": 30}
+
+        def lookup(key: str) -> tuple[Any, str]:
+            return settings.get(key), key
+
+        jaas = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca)}
+        validator = build_oauthbearer_validator(lookup, jaas)
+        now = int(time.time())
+        claims = {"sub": "rotated", "iat": now, "exp": now + 300}
+        now_ms = now * 1000
+        assert validator.validate(jwt.encode(claims, old_key, "RS256", headers={"kid": "old"}), now_ms).principal_name \
+            == "rotated"
+        assert endpoint.requests == 1
+        endpoint.serve((new_key, "new"))  # the identity provider rotates its key
+        rotated = jwt.encode(claims, new_key, "RS256", headers={"kid": "new"})
+        with pytest.raises(OAuthBearerValidationError, match="suitable verification key"):
+            validator.validate(rotated, now_ms)  # unknown kid: refused now, an early refresh starts
+        deadline = time.time() + 10
+        while endpoint.requests < 2 and time.time() < deadline:
+            time.sleep(0.02)
+        ok = None
+        while ok is None and time.time() < deadline:
+            try:
+                ok = validator.validate(rotated, now_ms)
+            except OAuthBearerValidationError:
+                time.sleep(0.02)
+        assert ok is not None and ok.principal_name == "rotated"
+        with pytest.raises(OAuthBearerConfigError, match="initializing the VerificationKeyResolver"):
+            build_oauthbearer_validator(lookup, {})  # the test CA is not among the system's trusted CAs
+    finally:
+        endpoint.close()
