@@ -36,6 +36,7 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.compression import CompressionType
 from kafkapy.record.default_record import estimate_record_size_upper_bound
+from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +208,34 @@ class KafkaProducer:
             self._builtin.update_partition_info(topic, partition, size, count, cluster.available_partitions(topic))
         if full or new_batch:
             self.sender.wakeup()
+        return fut
+
+    def batch_builder(self) -> MemoryRecordsBuilder:
+        """An empty builder with this producer's compression.type (and level), for send_batch."""
+        acc = self.accumulator
+        return MemoryRecordsBuilder(compression=acc.compression, compression_level=acc.compression_level)
+
+    def send_batch(
+        self, topic: str, partition: int, builder: MemoryRecordsBuilder, timestamp: int,
+        callback: Callback | None = None,
+    ) -> FutureRecordMetadata:
+        """Send a whole batch of records encoded by the caller (MemoryRecordsBuilder.append_encoded) to
+        one partition: per-batch work for columnar writers. Retries, acks, idempotence and compression
+        (the builder's codec) are the producer's; the callback gets the first record's metadata."""
+        if self._closed:
+            raise KafkaError("Cannot perform operation after producer has been closed")
+        count = self.client.metadata.cluster.partition_count(topic)
+        if count is None or partition >= count:
+            self._wait_on_metadata(topic, partition, self.max_block_ms)
+        if builder.uncompressed_bytes > self.max_request_size:
+            raise MessageTooLargeError(
+                f"The message is {builder.uncompressed_bytes} bytes when serialized which is larger than "
+                f"{self.max_request_size}, which is the value of the max.request.size configuration."
+            )
+        fut = self.accumulator.append_batch(
+            TopicPartition(topic, partition), builder, timestamp, callback, self.max_block_ms
+        )
+        self.sender.wakeup()
         return fut
 
     def flush(self, timeout: float | None = None) -> None:

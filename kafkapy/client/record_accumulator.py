@@ -158,7 +158,7 @@ class ProducerBatch:
 
     @property
     def record_count(self) -> int:
-        return len(self.records)
+        return self.builder.num_records  # == len(records), except for a batch appended whole
 
     def try_append(
         self, timestamp: int, key: bytes | None, value: bytes | None, headers: Sequence, limit: int,
@@ -287,6 +287,32 @@ class RecordAccumulator:
             dq.append(batch)
             self._incomplete.add(batch)
             return fut, len(dq) > 1, True
+
+    def append_batch(
+        self, tp: TopicPartition, builder: MemoryRecordsBuilder, timestamp: int, callback: Callback | None,
+        max_block_ms: int,
+    ) -> FutureRecordMetadata:
+        """Queue a builder filled elsewhere (e.g. a columnar encoder) as one closed batch behind the
+        partition's open batches; its future / callback carry the first record's metadata."""
+        with self._lock:
+            if self._closed:
+                raise KafkaError("Producer closed while send in progress")
+            dq = self._batches.get(tp)
+            if dq is None:
+                dq = self._batches[tp] = deque()
+            if dq:
+                dq[-1].closed = True
+            self._reserve_memory(max_block_ms)
+            batch = ProducerBatch(tp, builder, self._time.milliseconds())
+            batch.buffer_bytes = self.batch_size
+            batch.closed = True
+            fut = FutureRecordMetadata(batch.result, 0, timestamp, -1, -1)
+            batch.records.append(fut)
+            if callback is not None:
+                batch.callbacks.append((0, callback))
+            dq.append(batch)
+            self._incomplete.add(batch)
+            return fut
 
     def _reserve_memory(self, max_block_ms: int) -> None:
         if self._buffered_bytes + self.batch_size <= self.buffer_memory or not self._incomplete:

@@ -137,6 +137,24 @@ class MemoryRecordsBuilder:
         buf += hb
         self._num_records = n + 1
 
+    def append_encoded(self, records: bytes | bytearray | memoryview, count: int, min_timestamp: int,
+                       max_timestamp: int) -> None:
+        """Append `count` records already in the record format (record-format.md section 3), whose
+        timestamp deltas are relative to `min_timestamp` (the base timestamp when the builder is empty)
+        and whose offset deltas continue from num_records: a columnar encoder's whole column at once."""
+        if self._built is not None:
+            raise RuntimeError("MemoryRecordsBuilder is closed")
+        if count <= 0:
+            return
+        if self._num_records == 0:
+            self._base_timestamp = min_timestamp
+        elif min_timestamp != self._base_timestamp:
+            raise ValueError("encoded records must share the batch's base timestamp")
+        if max_timestamp > self._max_timestamp:
+            self._max_timestamp = max_timestamp
+        self._buf += records
+        self._num_records += count
+
     def build(self) -> bytes:
         """The finished batch (idempotent). An empty builder yields b"" (no batch), as Kafka's does."""
         if self._built is not None:

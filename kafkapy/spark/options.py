@@ -27,7 +27,8 @@ SOURCE_KEYS = frozenset({
     "maxrecordsperpartition", "includeheaders", "kafkaconsumer.polltimeoutms", "fetchoffset.numretries",
     "fetchoffset.retryintervalms", "groupidprefix",
 })
-SINK_KEYS = frozenset({"topic", "includeheaders"})
+SINK_KEYS = frozenset({"topic", "includeheaders", "kafkapy.writer"})
+PER_RECORD = "per-record"  # kafkapy.writer: the former one-send-per-row path, kept for the benchmark
 # Options Spark itself passes to every source or sink (load(path), checkpoints, query names).
 GENERIC_KEYS = frozenset({"path", "paths", "checkpointlocation", "queryname"})
 
@@ -222,6 +223,7 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
 class SinkOptions:
     kafka: dict[str, str]
     topic: str | None
+    writer: str = "batch"
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
@@ -237,4 +239,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
                 "either strings or byte arrays."
             )
     topic = opts.get("topic")
-    return SinkOptions(kafka=kafka_params(opts), topic=topic.strip() if topic else None)
+    writer = opts.get("kafkapy.writer", "batch").strip().lower()
+    if writer not in ("batch", PER_RECORD):
+        raise KafkaSinkError(f"Option 'kafkapy.writer' must be 'batch' or '{PER_RECORD}', got '{writer}'")
+    return SinkOptions(kafka=kafka_params(opts), topic=topic.strip() if topic else None, writer=writer)

@@ -3,11 +3,13 @@
 Columns (Spark's KafkaWriter): `value` (string or binary, required), `key` (string or binary),
 `topic` (string; the `topic` option overrides it), `partition` (int), `headers`
 (array<struct<key: string, value: binary>>); other columns are ignored. The schema is checked on the
-driver with Spark's wording. Each task takes Arrow batches, converts whole columns at once (strings
-are cast to binary in Arrow, columns become Python lists in C) and hands the records to one
-kafkapy.client KafkaProducer configured from the `kafka.*` options (`kafka.acks`,
-`kafka.compression.type`, `kafka.linger.ms`, ...), then flushes and fails the task on the first
-delivery error. Like Spark's sink, writes are at-least-once: a retried task produces its rows again.
+driver with Spark's wording. Each task hands its Arrow batches to one kafkapy.client KafkaProducer
+configured from the `kafka.*` options (`kafka.acks`, `kafka.compression.type`, `kafka.linger.ms`,
+`kafka.batch.size`, ...) through spark/batch_sink.ArrowBatchSink: rows are encoded column-wise and
+appended a whole producer batch at a time. The option `kafkapy.writer=per-record` selects the former
+path (one producer.send per row; kept for the benchmark's before/after). The task flushes and fails
+on the first delivery error. Like Spark's sink, writes are at-least-once: a retried task produces its
+rows again.
 
 Thread-safety: one producer per task; the delivery callback only records the first error.
 """
@@ -21,7 +23,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
 from kafkapy.spark.errors import KafkaSinkError, spark_facing
-from kafkapy.spark.options import SinkOptions
+from kafkapy.spark.options import PER_RECORD, SinkOptions
 
 _HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 
@@ -63,13 +65,33 @@ def _column(batch: Any, name: str) -> list | None:
     return col.to_pylist()
 
 
-def write_batches(options: SinkOptions, batches: Iterator[Any]) -> int:
-    """Produce every row of `batches`; returns the number of records acknowledged."""
+def _producer(options: SinkOptions) -> Any:
     from kafkapy.client.producer import KafkaProducer
 
     params = dict(options.kafka)
     params.setdefault("client.id", "kafkapy-spark-writer")
-    producer = KafkaProducer(params)
+    return KafkaProducer(params)
+
+
+def write_batches(options: SinkOptions, batches: Iterator[Any]) -> int:
+    """Produce every row of `batches`; returns the number of records acknowledged."""
+    if options.writer == PER_RECORD:
+        return write_batches_per_record(options, batches)
+    from kafkapy.spark.batch_sink import ArrowBatchSink
+
+    producer = _producer(options)
+    try:
+        sink = ArrowBatchSink(producer, options.topic)
+        for batch in batches:
+            sink.add(batch)
+        return sink.close()
+    finally:
+        producer.close()
+
+
+def write_batches_per_record(options: SinkOptions, batches: Iterator[Any]) -> int:
+    """The former path: one producer.send per row (kafkapy.writer=per-record)."""
+    producer = _producer(options)
     failures: list[BaseException] = []
 
     def on_done(_metadata: Any, exc: BaseException | None) -> None:
