@@ -184,13 +184,18 @@ def _seq(values: list[int]) -> str:
 
 
 def _alter_reassignments_error(request: Any, version: int, code: int) -> AlterPartitionReassignmentsResponse:
-    return AlterPartitionReassignmentsResponse(throttle_time_ms=0, error_code=code, error_message=None, responses=[])
+    """Kafka's getErrorResponse: the error at the top and on every requested partition."""
+    R = AlterPartitionReassignmentsResponse
+    return R(throttle_time_ms=0, error_code=code, error_message=None, responses=[
+        R.ReassignableTopicResponse(name=t.name, partitions=[
+            R.ReassignablePartitionResponse(partition_index=p.partition_index, error_code=code, error_message=None)
+            for p in t.partitions]) for t in request.topics])
 
 
 @api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 0, error_response=_alter_reassignments_error)
 def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> Any:
-    ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     """The controller validates each target (Kafka's validateReplicas) and starts or cancels the moves."""
+    ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     Resp = AlterPartitionReassignmentsResponse
     wanted = [(TopicPartition(t.name, p.partition_index), p.replicas) for t in request.topics for p in t.partitions]
     future = _active_controller(ctx).alter_partition_reassignments(wanted)
