@@ -4,7 +4,11 @@ AbstractFetcherThread + ReplicaFetcherThread, the OffsetsForLeaderEpoch flavour 
 Each partition is Truncating or Fetching. Truncating: ask the leader (OffsetForLeaderEpoch, replica id =
 this broker) for the end offset of this replica's latest leader epoch and truncate the local log to it
 (a replica without epochs truncates to its HW); when the leader answers an epoch this replica does not
-have, truncate to the end of the largest epoch below it and ask again. Fetching: one Fetch request
+have, truncate to the end of the largest epoch below it and ask again (every round also drops the epoch-cache
+entries at or past the log end, so the epoch asked about strictly decreases until the two agree). The
+decision, the truncation and the next fetch offset are taken under the partition's lock, and an append or
+truncation is fenced by the leader epoch the request was sent at: the answer of a leader this replica no
+longer follows never lands (Kafka's partitionLeaderEpoch check). Fetching: one Fetch request
 (replica_id = this broker, `replica.fetch.*` sizes and wait) for every ready partition; each answer's
 batches are appended as they are, with the leader's offsets (Partition.append_records_to_follower), the
 follower's HW becomes min(leader HW, its log end) and its log start follows the leader's.
@@ -236,9 +240,9 @@ class ReplicaFetcherThread(threading.Thread):
             latest = partition.log.latest_epoch()
             if latest is None:
                 # No epochs recorded (an old-format or empty log): truncate to the HW, Kafka's fallback.
-                with self._lock:
+                with self._lock, partition.lock:
                     if self._states.get(tp) == s:
-                        partition.truncate_to(partition.high_watermark)
+                        partition.truncate_to(partition.high_watermark, s.current_leader_epoch)
                         self._mark_fetching(tp, s, partition.log_end_offset)
             else:
                 with_epoch[tp] = (s, latest)
@@ -258,6 +262,8 @@ class ReplicaFetcherThread(threading.Thread):
             self._delay(with_epoch, {tp: s for tp, (s, _) in with_epoch.items()})
             return
         with self._lock:
+            if not self._running:
+                return
             for t in response.topics:
                 for p in t.partitions:
                     tp = TopicPartition(t.topic, p.partition)
@@ -273,35 +279,42 @@ class ReplicaFetcherThread(threading.Thread):
 
     def _truncate_to_epoch_end(self, tp: TopicPartition, s: PartitionFetchState, leader_epoch: int,
                                leader_end_offset: int) -> None:
-        """Kafka's getOffsetTruncationState, then the truncation (under the partition map lock)."""
+        """Kafka's getOffsetTruncationState, then the truncation (under the partition map lock). The local
+        end, the truncation and the next fetch offset are taken under the partition's lock, so no append can
+        slip between them; the epoch cache is cut at the new log end every round (an entry there, left by an
+        epoch this replica led without appending, would otherwise answer the next round again and again)."""
         partition = self._partitions(tp)
         if partition is None or partition.log is None:
             self._states.pop(tp, None)
             return
-        local = partition.log
-        end = local.log_end_offset
-        completed = True
-        if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
-            target = partition.high_watermark
-        elif leader_epoch == UNDEFINED_EPOCH:
-            target = min(leader_end_offset, end)
-        else:
-            follower_epoch, follower_end = local.end_offset_for_epoch(leader_epoch)
-            if follower_epoch == UNDEFINED_EPOCH:
+        with partition.lock:
+            local = partition.log
+            if local is None or partition.leader_epoch != s.current_leader_epoch:
+                return  # the partition moved to another leader epoch: a new fetch state replaces this one
+            end = local.log_end_offset
+            completed = True
+            if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
+                target = partition.high_watermark
+            elif leader_epoch == UNDEFINED_EPOCH:
                 target = min(leader_end_offset, end)
-            elif follower_epoch != leader_epoch:
-                # The leader's epoch is unknown here: cut to the end of our largest smaller epoch, ask again.
-                target, completed = min(follower_end, end), False
             else:
-                target = min(follower_end, leader_end_offset, end)
-        if target < end:
-            log.info("[%s] Truncating %s to offset %d (leader epoch %d ends at %d; local end %d)", self.name, tp,
-                     target, leader_epoch, leader_end_offset, end)
-            partition.truncate_to(target)
+                follower_epoch, follower_end = local.end_offset_for_epoch(leader_epoch)
+                if follower_epoch == UNDEFINED_EPOCH:
+                    target = min(leader_end_offset, end)
+                elif follower_epoch != leader_epoch:
+                    # The leader's epoch is unknown here: cut to the end of our largest smaller epoch, ask again.
+                    target, completed = min(follower_end, end), False
+                else:
+                    target = min(follower_end, leader_end_offset, end)
+            if target < end:
+                log.info("[%s] Truncating %s to offset %d (leader epoch %d ends at %d; local end %d)", self.name,
+                         tp, target, leader_epoch, leader_end_offset, end)
+            partition.truncate_to(target, s.current_leader_epoch)
+            next_offset = partition.log_end_offset
         if completed:
-            self._mark_fetching(tp, s, partition.log_end_offset)
+            self._mark_fetching(tp, s, next_offset)
         else:
-            self._states[tp] = replace(s, fetch_offset=partition.log_end_offset)
+            self._states[tp] = replace(s, fetch_offset=next_offset)
 
     def _mark_fetching(self, tp: TopicPartition, s: PartitionFetchState, offset: int) -> None:
         self._states[tp] = PartitionFetchState(offset, s.current_leader_epoch, FetchState.FETCHING)
@@ -356,6 +369,8 @@ class ReplicaFetcherThread(threading.Thread):
         errors: list[TopicPartition] = []
         throttled_bytes = 0
         with self._lock:
+            if not self._running:
+                return  # shut down (or replaced by a thread on the leader's new address) while waiting
             for t in response.responses:
                 for pd in t.partitions:
                     tp = TopicPartition(t.topic, pd.partition_index)
@@ -390,7 +405,9 @@ class ReplicaFetcherThread(threading.Thread):
         try:
             if size:
                 self.topic_stats.on_replication_in(size)
-                info = partition.append_records_to_follower(records)
+                info = partition.append_records_to_follower(records, sent.current_leader_epoch)
+                if info is None:
+                    return 0  # fetched at an epoch the partition left: this state is about to be replaced
                 if info.num_batches:
                     next_offset = info.last_offset + 1
             partition.update_follower_high_watermark(pd.high_watermark)
@@ -435,7 +452,7 @@ class ReplicaFetcherThread(threading.Thread):
             if leader_end < end:
                 log.warning("[%s] Truncating %s to the leader's log end %d (local end %d)", self.name, tp,
                             leader_end, end)
-                partition.truncate_to(leader_end)
+                partition.truncate_to(leader_end, sent.current_leader_epoch)
                 offset = leader_end
             else:
                 offset = max(leader_start, end)
