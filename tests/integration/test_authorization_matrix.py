@@ -68,6 +68,7 @@ class Env:
     conns: dict[str, BrokerConnection] = field(default_factory=dict)
     producer_id: int = -1
     topic_id: Any = None
+    doomed_id: Any = None
 
     def connection(self, user: str) -> BrokerConnection:
         conn = self.conns.get(user)
@@ -252,6 +253,11 @@ def names_codes(resp: Any, attr: str = "topics") -> tuple:
     return tuple((t.name, t.error_code) for t in getattr(resp, attr))
 
 
+def create_topics_v5(resp: Any) -> tuple:
+    return tuple((t.name, t.error_code, t.topic_config_error_code, t.num_partitions, int(any(
+        c.name == "cleanup.policy" and c.value == "delete" for c in t.configs))) for t in resp.topics)
+
+
 def _delete_topics(env: Env) -> Any:
     return M.DeleteTopicsRequest(topic_names=[DOOMED_TOPIC], timeout_ms=10000)
 
@@ -259,6 +265,11 @@ def _delete_topics(env: Env) -> Any:
 def _delete_topics_v6(env: Env) -> Any:
     R = M.DeleteTopicsRequest
     return R(topics=[R.DeleteTopicState(name="dt6")], timeout_ms=10000)
+
+
+def _delete_topics_by_id(env: Env) -> Any:
+    R = M.DeleteTopicsRequest
+    return R(topics=[R.DeleteTopicState(name=None, topic_id=env.doomed_id)], timeout_ms=10000)
 
 
 def _delete_records(env: Env) -> Any:
@@ -614,16 +625,26 @@ CASES: tuple[Case, ...] = (
     Case(ApiKey.API_VERSIONS, (0, 4), 3, lambda env: M.ApiVersionsRequest(client_software_name="matrix",
                                                                           client_software_version="1"),
          top_code, (((), 0),)),
-    Case(ApiKey.CREATE_TOPICS, (0, 7), 5, _create_topics, names_codes, (
+    Case(ApiKey.CREATE_TOPICS, (0, 4), 4, _create_topics, names_codes, (
         ((), (("ct", E.TOPIC_AUTHORIZATION_FAILED),)),
         (((T, "ct", A.CREATE),), (("ct", 0),)),
         (((C, CLUSTER_NAME, A.CREATE),), (("ct", 0),)))),
+    # v5+ also answer the created topic's configs: only with DESCRIBE_CONFIGS on it.
+    Case(ApiKey.CREATE_TOPICS, (5, 7), 7, _create_topics, create_topics_v5, (
+        ((), (("ct", E.TOPIC_AUTHORIZATION_FAILED, E.TOPIC_AUTHORIZATION_FAILED, -1, 0),)),
+        (((T, "ct", A.CREATE),), (("ct", 0, E.TOPIC_AUTHORIZATION_FAILED, -1, 0),)),
+        (((T, "ct", A.CREATE), (T, "ct", A.DESCRIBE_CONFIGS)), (("ct", 0, 0, 1, 1),)))),
     Case(ApiKey.DELETE_TOPICS, (0, 5), 5, _delete_topics, lambda r: names_codes(r, "responses"), (
         ((), ((DOOMED_TOPIC, E.TOPIC_AUTHORIZATION_FAILED),)),
         (((T, DOOMED_TOPIC, A.DELETE),), ((DOOMED_TOPIC, 0),)))),
     Case(ApiKey.DELETE_TOPICS, (6, 6), 6, _delete_topics_v6, lambda r: names_codes(r, "responses"), (
         ((), (("dt6", E.TOPIC_AUTHORIZATION_FAILED),)),
         (((T, "dt6", A.DELETE),), (("dt6", 0),)))),
+    # Asked by id, a topic one may not describe keeps its name hidden.
+    Case(ApiKey.DELETE_TOPICS, (6, 6), 6, _delete_topics_by_id, lambda r: names_codes(r, "responses"), (
+        ((), ((None, E.TOPIC_AUTHORIZATION_FAILED),)),
+        (((T, "dti", A.DESCRIBE),), (("dti", E.TOPIC_AUTHORIZATION_FAILED),)),
+        (((T, "dti", A.DELETE),), (("dti", 0),))), label="by-id"),
     Case(ApiKey.DELETE_RECORDS, (0, 2), 2, _delete_records, lambda r: _partition_codes(r, "topics", "partitions"), (
         ((), (E.TOPIC_AUTHORIZATION_FAILED,)),
         (((T, TOPIC, A.DELETE),), (0,)))),
@@ -758,8 +779,10 @@ def _admin_setup(env: Env) -> None:
     R = M.CreateTopicsRequest
     created = env.call("admin", R(topics=[
         R.CreatableTopic(name=n, num_partitions=1, replication_factor=1, assignments=[], configs=[])
-        for n in (TOPIC, TXN_TOPIC, DOOMED_TOPIC, "dt6")], timeout_ms=15000, validate_only=False), 5)
-    assert [(t.name, t.error_code) for t in created.topics] == [(n, 0) for n in (TOPIC, TXN_TOPIC, DOOMED_TOPIC, "dt6")]
+        for n in (TOPIC, TXN_TOPIC, DOOMED_TOPIC, "dt6", "dti")], timeout_ms=15000, validate_only=False), 7)
+    assert [(t.name, t.error_code) for t in created.topics] == [
+        (n, 0) for n in (TOPIC, TXN_TOPIC, DOOMED_TOPIC, "dt6", "dti")]
+    env.doomed_id = created.topics[-1].topic_id
     pid = env.call("admin", M.InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000), 4)
     assert pid.error_code == 0
     PIDS[0] = env.producer_id = pid.producer_id

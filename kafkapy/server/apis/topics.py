@@ -182,14 +182,24 @@ def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> A
             if t.name in dups:
                 out.append(_create_error(t.name, InvalidRequestError.code, "Found multiple entries for this topic."))
                 continue
+            # Kafka: v5+ configs, partitions and replication factor only with DESCRIBE_CONFIGS on the topic.
+            hide_configs = version >= 5 and not ctx.authorize(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC,
+                                                             t.name)
             if t.name in unauthorized:
                 out.append(_create_error(t.name, TopicAuthorizationFailedError.code, AUTHORIZATION_FAILED))
+                if hide_configs:
+                    out[-1].topic_config_error_code = TopicAuthorizationFailedError.code
                 continue
             result = results.get(t.name)
             if result is None:
                 out.append(_create_error(t.name, UnknownServerError.code, None))
             elif result.error is not None:
                 out.append(_create_error(t.name, result.error.code, result.error.message))
+            elif hide_configs:
+                out.append(CTResp.CreatableTopicResult(
+                    name=result.name, error_code=0, error_message=None, topic_id=result.topic_id or ZERO_UUID,
+                    num_partitions=-1, replication_factor=-1, configs=[],
+                    topic_config_error_code=TopicAuthorizationFailedError.code))
             else:
                 out.append(_created(ctx, result, version))
         return CTResp(throttle_time_ms=0, topics=out)
@@ -230,9 +240,12 @@ def handle_delete_topics(ctx: RequestContext, request: DeleteTopicsRequest) -> A
         results.append(result)
         if name is None:
             result.error_code = UnknownTopicIdError.code
+        elif topic_id != ZERO_UUID and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+            # Kafka: asked by id, the name of a topic one may not describe stays hidden (the id is no secret).
+            result.name = None
+            result.error_code = TopicAuthorizationFailedError.code
         elif not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name):
             result.error_code = TopicAuthorizationFailedError.code
-            result.error_message = AUTHORIZATION_FAILED
         elif not cache.contains_topic(name):
             result.error_code = UnknownTopicOrPartitionError.code
             result.error_message = "This server does not host this topic-partition."
@@ -294,7 +307,8 @@ def handle_create_partitions(ctx: RequestContext, request: CreatePartitionsReque
                 continue
             if name in unauthorized:
                 results.append(CPResp.CreatePartitionsTopicResult(
-                    name=name, error_code=TopicAuthorizationFailedError.code, error_message=AUTHORIZATION_FAILED))
+                    name=name, error_code=TopicAuthorizationFailedError.code,
+                    error_message="The topic authorization is failed."))
                 continue
             try:
                 controller_result(futures[name], "create partitions")
