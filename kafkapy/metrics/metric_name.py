@@ -8,6 +8,7 @@ collector rewrites with the JMX exporter's rules. No byte format. Thread-safety:
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import NamedTuple
 
@@ -65,3 +66,22 @@ def parse_mbean_name(text: str) -> MetricName:
         else:
             tags.append((key, value))
     return MetricName(group, type_, name, tuple(tags))
+
+
+def mbean_matches(mbean: str, pattern: str) -> bool:
+    """JMX ObjectName pattern matching: same domain (wildcards allowed), every key=value of the pattern present
+    (values may hold `*`/`?`), and a trailing `,*` (or only `*`) allowing other keys."""
+    if pattern in ("*", "*:*"):
+        return True
+    domain, _, keys = mbean.partition(":")
+    pdomain, _, pkeys = pattern.partition(":")
+    if not fnmatch.fnmatchcase(domain, pdomain or "*"):
+        return False
+    have = dict(kv.partition("=")[::2] for kv in keys.split(",") if kv)
+    parts = [kv for kv in pkeys.split(",") if kv]
+    open_ended = "*" in parts
+    want = [kv.partition("=")[::2] for kv in parts if kv != "*"]
+    for key, value in want:
+        if key not in have or not fnmatch.fnmatchcase(have[key], value):
+            return False
+    return open_ended or len(want) == len(have)

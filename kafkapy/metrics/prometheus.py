@@ -14,7 +14,6 @@ Thread-safety: a scrape runs on the HTTP server's thread and only reads the regi
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import logging
 import threading
@@ -28,6 +27,7 @@ from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler, ma
 from prometheus_client.registry import CollectorRegistry
 
 from kafkapy.metrics.jmx_rules import COUNTER, GAUGE, map_attribute
+from kafkapy.metrics.metric_name import mbean_matches
 from kafkapy.metrics.registry import MetricsRegistry
 
 log = logging.getLogger("kafka.metrics.PrometheusEndpoint")
@@ -82,25 +82,6 @@ def mbeans_json(registry: MetricsRegistry, patterns: Iterable[str] = ()) -> dict
             continue
         out[mbean] = sample.attributes
     return out
-
-
-def mbean_matches(mbean: str, pattern: str) -> bool:
-    """JMX ObjectName pattern matching: same domain (wildcards allowed), every key=value of the pattern present
-    (values may hold `*`/`?`), and a trailing `,*` (or only `*`) allowing other keys."""
-    if pattern in ("*", "*:*"):
-        return True
-    domain, _, keys = mbean.partition(":")
-    pdomain, _, pkeys = pattern.partition(":")
-    if not fnmatch.fnmatchcase(domain, pdomain or "*"):
-        return False
-    have = dict(kv.partition("=")[::2] for kv in keys.split(",") if kv)
-    parts = [kv for kv in pkeys.split(",") if kv]
-    open_ended = "*" in parts
-    want = [kv.partition("=")[::2] for kv in parts if kv != "*"]
-    for key, value in want:
-        if key not in have or not fnmatch.fnmatchcase(have[key], value):
-            return False
-    return open_ended or len(want) == len(have)
 
 
 def _jmx_app(registry: MetricsRegistry) -> Callable[..., list[bytes]]:

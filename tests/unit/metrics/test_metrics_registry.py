@@ -13,7 +13,8 @@ from kafkapy.metrics import MetricsRegistry, metric_name, parse_mbean_name
 from kafkapy.metrics.histogram import quantile
 from kafkapy.metrics.jmx_rules import map_attribute
 from kafkapy.metrics.meter import Meter
-from kafkapy.metrics.prometheus import KafkaCollector, mbean_matches, mbeans_json
+from kafkapy.metrics.metric_name import mbean_matches
+from kafkapy.metrics.prometheus import KafkaCollector, mbeans_json
 
 
 def test_meter_count_and_ewma_follow_yammer() -> None:
