@@ -64,6 +64,10 @@ TOOLS: dict[str, tuple[str, str]] = {
     "zookeeper-shell": ("kafkapy.cli.zookeeper_shell", "ZooKeeper shell (zkCli)"),
     "zookeeper-server-start": ("kafkapy.cli.zookeeper_server:start_main", "Start an installed ZooKeeper"),
     "zookeeper-server-stop": ("kafkapy.cli.zookeeper_server:stop_main", "Stop ZooKeeper started by kafkapy"),
+    "zookeeper-security-migration": (
+        "kafkapy.cli.zookeeper_security_migration",
+        "Set or remove Kafka's ACLs on ZooKeeper znodes (ZkSecurityMigrator)",
+    ),
     "jmx": ("kafkapy.cli.jmx", "Dump a broker's JMX metrics (JmxTool) from its metrics endpoint"),
     "e2e-latency": ("kafkapy.cli.e2e_latency", "End-to-end produce/consume latency (EndToEndLatency)"),
     "cluster": ("kafkapy.cli.cluster", "Cluster id; unregister a broker (kafka-cluster.sh)"),
@@ -118,6 +122,7 @@ RUN_CLASS_TOOLS: dict[str, str] = {
     "org.apache.zookeeper.ZooKeeperMain": "zookeeper-shell",
     "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka": "zookeeper-shell",
     "org.apache.zookeeper.server.quorum.QuorumPeerMain": "zookeeper-server-start",
+    "kafka.admin.ZkSecurityMigrator": "zookeeper-security-migration",
 }
 
 

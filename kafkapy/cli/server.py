@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -459,7 +460,19 @@ def _daemonize(args, config) -> int:
     return 0
 
 
+def _take_system_properties(argv: list[str]) -> list[str]:
+    """`-Dkey=value` arguments (a JVM's system properties, e.g. -Djava.security.auth.login.config=...) join
+    $KAFKA_OPTS, where the broker and the processes it starts read them; the rest is returned."""
+    props = [a for a in argv if a.startswith("-D") and "=" in a]
+    if props:
+        quoted = [shlex.quote(p) for p in props]
+        os.environ["KAFKA_OPTS"] = " ".join([os.environ.get("KAFKA_OPTS", ""), *quoted]).strip()
+    return [a for a in argv if a not in props]
+
+
 def start_main(argv: list[str]) -> int:
+    argv = _take_system_properties(argv)
+
     def execute(args, out) -> int:
         config = load_config(args)
         if args.daemon:

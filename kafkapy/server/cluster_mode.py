@@ -18,6 +18,7 @@ from kafkapy.server.broker_to_controller import BrokerToControllerChannel
 from kafkapy.server.controller_channel_manager import ControllerChannelManager
 from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 from kafkapy.zk import zk_data
+from kafkapy.zk.zk_client_config import require_secure_connection, system_properties, zk_client_auth
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_config import KafkaConfig
@@ -26,10 +27,16 @@ log = logging.getLogger("kafka.server.KafkaServer")
 
 
 def connect_store(config: KafkaConfig) -> ZkMetadataStore:
-    """Connect to `zookeeper.connect`; an unreachable ensemble fails after zookeeper.connection.timeout.ms."""
+    """Connect to `zookeeper.connect`; an unreachable ensemble fails after zookeeper.connection.timeout.ms.
+    The ZooKeeper login comes from the JAAS file of -Djava.security.auth.login.config ($KAFKA_OPTS);
+    zookeeper.set.acl=true without one is refused before connecting (Kafka's SecurityException)."""
     connection_timeout = config.get("zookeeper.connection.timeout.ms")
+    props = system_properties()
+    auth = zk_client_auth(props)
+    set_acl = config.get_bool("zookeeper.set.acl")
+    require_secure_connection(set_acl, auth, props)
     return ZkMetadataStore(config.get_string("zookeeper.connect") or "", config.get_int("zookeeper.session.timeout.ms"),
-                           int(connection_timeout) if connection_timeout else None)
+                           int(connection_timeout) if connection_timeout else None, secure_acls=set_acl, auth=auth)
 
 
 def _sequence(name: str) -> int:

@@ -222,7 +222,7 @@ class ZkAdmin:
                 assignment = assign_replicas_to_brokers(brokers, partitions, rf)
             # Kafka's AdminZkClient writes the config znode first: a broker seeing the topic finds its configs.
             config_path = zk_data.entity_config_path("topics", t.name)
-            config = encode_json(zk_data.encode_config(dict(t.configs)))
+            config = encode_json(zk_data.encode_config(dict(t.configs), sort_keys=False))
             if self.zk.exists(config_path) is None:
                 self.zk.create(config_path, config, make_parents=True)
             else:

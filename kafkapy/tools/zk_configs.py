@@ -3,11 +3,17 @@
 announced with a sequential /config/changes/config_change_<seq> holding {"version":2,"entity_path":
 "<type>/<name>"}, which every broker watches. Text as 2.x printed it: `Configs for topic 't' are k=v,k2=v2`
 and `Completed updating config for entity: topic 't'.`. Entity types: topics, clients, users, brokers.
+A user's `SCRAM-SHA-256=[iterations=N,]password=P` (or SCRAM-SHA-512) is stored as Kafka 2.x stored it: the
+salted credential `salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>` (4096 iterations by default).
+Nodes are created with Kafka's ACLs when the session is authenticated (/config/users creator-only).
 Thread-safety: one call at a time per ZkShellClient.
 """
 
 from __future__ import annotations
 
+import re
+
+from kafkapy.common import scram
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.zk_shell_client import ZkShellClient, ZkShellError
 from kafkapy.zk import zk_data
@@ -32,9 +38,26 @@ def read_configs(zk: ZkShellClient, entity_type: str, name: str) -> dict[str, st
     return zk_data.decode_config(decode_json(raw))
 
 
+def scram_credential(mechanism: str, spec: str) -> str:
+    """Kafka 2.x ConfigCommand.preProcessScramCredentials: `[iterations=N,]password=P` -> the salted credential
+    `salt=...,stored_key=...,server_key=...,iterations=N` (ScramCredentialUtils), never the password."""
+    m = re.fullmatch(r"(?:iterations=([0-9]*),)?password=(.*)", spec, re.S)
+    if m is None:
+        raise ToolFailure(f"Invalid credential property {mechanism}={spec}")
+    iterations = int(m.group(1)) if m.group(1) else scram.MIN_ITERATIONS
+    if iterations < scram.MIN_ITERATIONS:
+        raise ToolFailure(f"Iterations {iterations} is less than the minimum {scram.MIN_ITERATIONS} required for "
+                          f"{mechanism}")
+    credential = scram.ScramCredential.from_password(scram.MECHANISMS[mechanism], m.group(2), scram.random_salt(),
+                                                     iterations)
+    return credential.to_config_string()
+
+
 def alter(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[str, str], to_delete: list[str]) -> str:
     if entity_type == "topics" and zk.exists(zk_data.topic_path(name)) is None:
         raise ToolFailure(f"Topic {name} does not exist.")
+    if entity_type == "users":
+        to_add = {k: scram_credential(k, v) if k in scram.MECHANISMS else v for k, v in to_add.items()}
     missing = [k for k in to_delete if k not in read_configs(zk, entity_type, name) and k not in to_add]
     if missing:
         raise ToolFailure(f"Invalid config(s): {','.join(missing)}")
@@ -49,7 +72,7 @@ def write_configs(zk: ZkShellClient, entity_type: str, name: str, to_add: dict[s
     configs.update(to_add)
     for key in to_delete:
         configs.pop(key, None)
-    data = encode_json(zk_data.encode_config(configs))
+    data = encode_json(zk_data.encode_config(configs, sort_keys=False))
     path = zk_data.entity_config_path(entity_type, name)
     if zk.exists(path) is None:
         zk.create(path, data, make_parents=True)

@@ -305,8 +305,10 @@ def decode_partition_state(data: Any) -> PartitionState:
     return PartitionState(int(data["leader"]), int(data["leader_epoch"]), tuple(int(r) for r in data["isr"]),
                           int(data["controller_epoch"]), int(data.get("leader_recovery_state", 0)))
 
-def encode_config(configs: dict[str, str]) -> dict[str, Any]:
-    return {"version": 1, "config": {k: str(v) for k, v in sorted(configs.items())}}
+def encode_config(configs: Mapping[str, str], sort_keys: bool = True) -> dict[str, Any]:
+    """sort_keys=False keeps the caller's order (ConfigCommand's --zookeeper path writes keys as given)."""
+    items = sorted(configs.items()) if sort_keys else list(configs.items())
+    return {"version": 1, "config": {k: str(v) for k, v in items}}
 
 
 def decode_config(data: Any) -> dict[str, str]:

@@ -73,8 +73,10 @@ def wait_for(predicate: Callable[[], Any], timeout_s: float = 30.0, interval_s: 
 
 
 class ZooKeeperServer:
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, extra_cfg: str = "", jvm_flags: tuple[str, ...] = ()) -> None:
+        """extra_cfg: more zoo.cfg lines; jvm_flags: more JVM flags (a SASL ZooKeeper's JAAS file)."""
         self.base = base
+        self.jvm_flags = jvm_flags
         self.port = free_port()
         self.data_dir = base / "data"
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -83,7 +85,7 @@ class ZooKeeperServer:
             "tickTime=500\ninitLimit=10\nsyncLimit=5\n"
             f"dataDir={self.data_dir}\nclientPort={self.port}\nclientPortAddress=127.0.0.1\n"
             "maxClientCnxns=0\nadmin.enableServer=false\nminSessionTimeout=1000\nmaxSessionTimeout=60000\n"
-            "4lw.commands.whitelist=ruok,srvr\n")
+            "4lw.commands.whitelist=ruok,srvr\n" + extra_cfg)
         self.proc: subprocess.Popen[bytes] | None = None
         self.out_path = base / "zookeeper.out"
 
@@ -94,7 +96,7 @@ class ZooKeeperServer:
     def start(self) -> None:
         java = shutil.which("java")
         assert java is not None
-        argv = [java, "-Xmx256m", "-Dzookeeper.admin.enableServer=false",
+        argv = [java, "-Xmx256m", "-Dzookeeper.admin.enableServer=false", *self.jvm_flags,
                 "-cp", f"{ZK_CONF_DIR}:{ZK_JAR}", "org.apache.zookeeper.server.ZooKeeperServerMain", str(self.cfg)]
         with open(self.out_path, "ab") as out:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
@@ -183,7 +185,7 @@ class BrokerProc:
             wait_for(lambda: self.broker_id not in self.cluster.registered_brokers(),
                      SESSION_TIMEOUT_MS / 1000 + 20, what=f"broker {self.broker_id}'s old registration to expire")
         os.makedirs(self.run_dir, exist_ok=True)
-        env = dict(os.environ, KAFKAPY_RUN_DIR=self.run_dir)
+        env = dict(os.environ, KAFKAPY_RUN_DIR=self.run_dir, **self.cluster.env)
         with open(self.out_path, "ab") as out:
             self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, env=env)
@@ -230,6 +232,7 @@ class Cluster:
         self.base = base
         self.chroot = f"/kafkapy-{uuid.uuid4().hex[:8]}"
         self.overrides = dict(overrides or {})
+        self.env: dict[str, str] = {}  # more environment for the broker processes (KAFKA_OPTS=-D...)
         self.brokers: dict[int, BrokerProc] = {}
         self._zk: Any = None
 
