@@ -7,6 +7,10 @@ Kafka's AbstractIndex does. `trim_to_valid_size()` (on roll and close) shrinks t
 written; `resize()` grows it again for an active segment. Lookups binary-search for the largest entry
 whose key (or value) is <= the target. Subclasses define the entry layout (offset_index.py, time_index.py).
 
+Mapping: through FileMapping (file_mapping.py), so a mapped index holds no file descriptor; the file is
+opened only to create, size and map it (Kafka's indexes are MappedByteBuffers, which hold none either).
+LogSegment maps a segment's indexes on first use (Kafka's LazyIndex).
+
 Thread-safety: one writer (the Log, under its lock) appends/truncates/resizes; lookups may come from any
 thread. Every access to the mapping takes the index's own lock, because a resize or trim remaps the
 file and a reader must never touch a mapping past the file's end.
@@ -14,10 +18,11 @@ file and a reader must never touch a mapping past the file's end.
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 from collections.abc import Callable
+
+from kafkapy.storage.file_mapping import FileMapping
 
 __all__ = ["AbstractIndex", "KEY", "VALUE", "round_down_to_exact_multiple"]
 
@@ -47,7 +52,7 @@ class AbstractIndex:
                     raise ValueError(f"Invalid max index size: {max_index_size}")
                 os.ftruncate(fd, round_down_to_exact_multiple(max_index_size, self.ENTRY_SIZE))
             self._length = os.fstat(fd).st_size
-            self._mmap = self._map(fd, self._length)
+            self._mapping = self._map(fd, self._length)
         finally:
             os.close(fd)
         self._max_entries = self._length // self.ENTRY_SIZE
@@ -56,18 +61,18 @@ class AbstractIndex:
         if max_index_size < 0:
             self._max_index_size = self._length
 
-    def _map(self, fd: int, length: int) -> mmap.mmap | None:
+    def _map(self, fd: int, length: int) -> FileMapping | None:
         if length == 0:
-            return None  # mmap cannot map an empty file; an empty index simply has no mapping
-        access = mmap.ACCESS_WRITE if self._writable else mmap.ACCESS_READ
-        mm = mmap.mmap(fd, length, access=access)
+            self._mmap: memoryview | None = None
+            return None  # an empty file cannot be mapped; an empty index simply has no mapping
+        mapping = FileMapping(fd, length, self._writable, self._path)
         # Appends touch one page per 512 entries and lookups binary-search: both are random access. Without
         # this hint the first fault reads around it by the device's read-ahead (8 MiB here: ~2 ms of a produce
         # request's time per fresh index, for pages of zeros).
-        madvise = getattr(mm, "madvise", None)
-        if madvise is not None and hasattr(mmap, "MADV_RANDOM"):
-            madvise(mmap.MADV_RANDOM)
-        return mm
+        mapping.advise_random()
+        # The entries' bytes, read and written with struct; valid only while `_mapping` is (under the lock).
+        self._mmap = mapping.view
+        return mapping
 
     # --- facts --------------------------------------------------------------------------------------
 
@@ -99,7 +104,7 @@ class AbstractIndex:
 
     # --- to be provided by subclasses -----------------------------------------------------------------
 
-    def _parse_key_value(self, mm: mmap.mmap, slot: int) -> tuple[int, int]:
+    def _parse_key_value(self, mm: memoryview, slot: int) -> tuple[int, int]:
         """(key, value) of entry `slot` as absolute numbers (offset index: offset, position)."""
         raise NotImplementedError
 
@@ -117,7 +122,7 @@ class AbstractIndex:
         mm = self._mmap
         if entries == 0 or mm is None:
             return -1
-        parse: Callable[[mmap.mmap, int], tuple[int, int]] = self._parse_key_value
+        parse: Callable[[memoryview, int], tuple[int, int]] = self._parse_key_value
         if parse(mm, 0)[search_type] > target:
             return -1
         lo, hi = 0, entries - 1
@@ -174,14 +179,14 @@ class AbstractIndex:
                 return False
             if rounded < self._entries * self.ENTRY_SIZE:
                 raise ValueError(f"Cannot resize index {self._path} to {rounded} below its {self._entries} entries")
-            old = self._mmap
-            self._mmap = None
+            old = self._mapping
+            self._mmap = self._mapping = None
             if old is not None:
                 old.close()
             fd = os.open(self._path, os.O_RDWR)
             try:
                 os.ftruncate(fd, rounded)
-                self._mmap = self._map(fd, rounded)
+                self._mapping = self._map(fd, rounded)
             finally:
                 os.close(fd)
             self._length = rounded
@@ -194,8 +199,8 @@ class AbstractIndex:
 
     def flush(self) -> None:
         with self._lock:
-            if self._mmap is not None:
-                self._mmap.flush()
+            if self._mapping is not None:
+                self._mapping.flush()
 
     def close(self) -> None:
         """Trim to the entries written and unmap."""
@@ -206,9 +211,10 @@ class AbstractIndex:
 
     def close_handler(self) -> None:
         with self._lock:
-            if self._mmap is not None:
-                self._mmap.close()
-                self._mmap = None
+            mapping = self._mapping
+            self._mmap = self._mapping = None
+            if mapping is not None:
+                mapping.close()
 
     def delete_if_exists(self) -> bool:
         with self._lock:

@@ -8,7 +8,6 @@ Thread-safety: see abstract_index.py (single writer, concurrent lookups under th
 
 from __future__ import annotations
 
-import mmap
 import struct
 from typing import NamedTuple
 
@@ -37,7 +36,7 @@ class OffsetIndex(AbstractIndex):
         super().__init__(path, base_offset, max_index_size, writable)
         self._last_offset = self._read_last_offset()
 
-    def _parse_key_value(self, mm: mmap.mmap, slot: int) -> tuple[int, int]:
+    def _parse_key_value(self, mm: memoryview, slot: int) -> tuple[int, int]:
         rel, pos = _ENTRY.unpack_from(mm, slot * 8)
         return self.base_offset + rel, pos
 

@@ -10,7 +10,6 @@ Thread-safety: see abstract_index.py (single writer, concurrent lookups under th
 
 from __future__ import annotations
 
-import mmap
 import struct
 from typing import NamedTuple
 
@@ -36,7 +35,7 @@ class TimeIndex(AbstractIndex):
         super().__init__(path, base_offset, max_index_size, writable)
         self._last_entry = self._last_entry_from_file()
 
-    def _parse_key_value(self, mm: mmap.mmap, slot: int) -> tuple[int, int]:
+    def _parse_key_value(self, mm: memoryview, slot: int) -> tuple[int, int]:
         ts, rel = _ENTRY.unpack_from(mm, slot * 12)
         return ts, self.base_offset + rel
 
