@@ -268,3 +268,11 @@ def test_security_migration_secure_then_unsecure(sasl_zk):
             assert acl_set(zk, node) == {WORLD_ALL}, node
     finally:
         zk.close()
+
+
+def test_a_wrong_zookeeper_password_fails_in_one_line(sasl_zk, tmp_path):
+    jaas = tmp_path / "wrong_jaas.conf"
+    jaas.write_text('Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n'
+                    '  username="kafka"\n  password="not-the-secret";\n};\n')
+    r = kafkapy("zookeeper-shell", sasl_zk.connect, "ls", "/", kafka_opts=f"-Djava.security.auth.login.config={jaas}")
+    assert (r.returncode, r.stderr.splitlines()[-1:]) == (1, ["KeeperErrorCode = AuthFailed for /"]), r.stderr
