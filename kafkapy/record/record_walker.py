@@ -51,6 +51,12 @@ COLUMNS = 10
  HEADERS_COUNT) = range(COLUMNS)
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+try:  # the compiled validation walk (kafkapy/record/_record_walk.c), when the install built it
+    from kafkapy.record._record_walk import walk as _compiled_walk
+except ImportError:  # pragma: no cover - the pure-Python walk below is the reference and the fallback
+    _compiled_walk = None
 
 
 def _varint(data: bytes | bytearray, pos: int, max_bytes: int) -> tuple[int, int]:
@@ -58,6 +64,8 @@ def _varint(data: bytes | bytearray, pos: int, max_bytes: int) -> tuple[int, int
     v = (u >> 1) ^ -(u & 1)
     if max_bytes == 5 and not _INT32_MIN <= v <= _INT32_MAX:
         raise VarintError(f"varint {v} out of the int32 range")
+    if not _INT64_MIN <= v <= _INT64_MAX:
+        raise VarintError(f"varlong {v} out of the int64 range")
     return v, pos
 
 
@@ -78,8 +86,8 @@ class RecordWalk:
         self.index = 0
         self.check_offsets = check_offsets
         self.columns = columns
-        self.min_ts = 1 << 63
-        self.max_ts = -(1 << 63)
+        self.min_ts = _INT64_MAX
+        self.max_ts = _INT64_MIN
         self.min_ts_index = -1
         self.max_ts_index = -1
         self.null_keys: list[int] = []
@@ -125,6 +133,8 @@ class RecordWalk:
     def walk(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
         """Walk records from data[pos] until `count` records or (partial) a record that data does not
         hold entirely; returns the position after the last record walked."""
+        if self.columns is None and _compiled_walk is not None and use_compiled:
+            return self._walk_compiled(data, pos, partial)
         n = len(data)
         i = self.index
         count = self.count
@@ -250,6 +260,25 @@ class RecordWalk:
             self.index = i
             self.min_ts, self.max_ts = min_ts, max_ts
         return pos
+
+
+    def _walk_compiled(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
+        assert _compiled_walk is not None
+        (pos, self.index, self.min_ts, self.max_ts, min_i, max_i, gap_i, gap_delta, error) = _compiled_walk(
+            data, pos, self.index, self.count, self.check_offsets, partial, self.min_ts, self.max_ts, self.null_keys)
+        if min_i >= 0:
+            self.min_ts_index = min_i
+        if max_i >= 0:
+            self.max_ts_index = max_i
+        if gap_i >= 0 and self.offset_gap is None:
+            self.offset_gap = (gap_i, gap_delta)
+        if error is not None:
+            raise CorruptRecordError(error)
+        return pos
+
+
+# Tests and the bench switch this off to run the pure-Python walk where the compiled one is built.
+use_compiled = True
 
 
 def _skip_headers(data: bytes | bytearray, pos: int, count: int, rec_end: int, index: int) -> int:

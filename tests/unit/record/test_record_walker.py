@@ -9,6 +9,7 @@ from array import array
 import pytest
 import zstandard
 
+from kafkapy.record import record_walker
 from kafkapy.record.compression import (
     CompressionType,
     DecompressedSizeError,
@@ -31,6 +32,16 @@ from kafkapy.record.record_walker import (
     VALUE_POS,
     RecordWalk,
 )
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def walk_impl(request, monkeypatch):
+    """Every test runs over the compiled walk (when built) and the pure-Python reference walk."""
+    if request.param == "compiled" and record_walker._compiled_walk is None:
+        pytest.skip("kafkapy.record._record_walk is not built")
+    monkeypatch.setattr(record_walker, "use_compiled", request.param == "compiled")
+    return request.param
+
 
 ITEMS = [(b"k0", b"v" * 10, []), (None, b"x" * 300, [("h", b"1"), ("g", None)]), (b"k2" * 100, None, []),
          (b"", b"", [])]
@@ -70,10 +81,32 @@ def test_chunked_walk_equals_the_whole_walk(size: int) -> None:
 
 
 def test_offset_gap_is_reported_not_raised() -> None:
-    data = encode_record(0, 0, b"a", b"1") + encode_record(3, 0, b"b", b"2")
-    walk = RecordWalk(2, check_offsets=True)
+    data = encode_record(0, 0, b"a", b"1") + encode_record(3, 0, b"b", b"2") + encode_record(9, 0, b"c", b"3")
+    walk = RecordWalk(3, check_offsets=True)
     walk.walk_all(data)
     assert walk.offset_gap == (1, 3)
+
+
+def test_validation_walk_matches_the_columns_walk_on_random_bytes() -> None:
+    """The compiled and the pure-Python validation walks agree with the columns walk on any input."""
+    import random
+
+    rng = random.Random(7)
+    base = DATA + encode_record(4, -(1 << 40), b"big-ts", b"v", [("a", b"b")])
+    for trial in range(3000):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        data = bytes(data[:rng.randint(len(data) - 20, len(data))]) if trial % 3 == 0 else bytes(data)
+        outcomes = []
+        for columns in (None, array("q")):
+            walk = RecordWalk(5, check_offsets=True, columns=columns)
+            try:
+                walk.walk_all(data)
+                outcomes.append(("ok", walk.index, walk.min_ts, walk.max_ts, walk.null_keys, walk.offset_gap))
+            except CorruptRecordError:
+                outcomes.append(("error",))
+        assert outcomes[0] == outcomes[1], (trial, data)
 
 
 ONE = encode_record(0, 0, b"k", b"v")
