@@ -44,13 +44,9 @@ class _Plan:
 
     __slots__ = ("errors", "arrays")
 
-    def __init__(self, cls: Any) -> None:
+    def __init__(self, cls: Any, top: Any) -> None:
         self.errors: list[str] = []
-        self.arrays: list[tuple[str, Any]] = []
-        top = cls
-        self._build(cls, top)
-
-    def _build(self, cls: Any, top: Any) -> None:
+        self.arrays: list[tuple[str, Any]] = []  # (field, struct class: nested classes live on the top class)
         for f in getattr(cls, "FIELDS", ()):
             if f.name == "error_code":
                 self.errors.append(f.name)
@@ -58,13 +54,13 @@ class _Plan:
                 self.arrays.append((f.name, getattr(top, f.elem, None)))
 
 
-_plans: dict[Any, _Plan] = {}
+_plans: dict[tuple[Any, Any], _Plan] = {}
 
 
-def _plan(cls: Any) -> _Plan:
-    plan = _plans.get(cls)
+def _plan(cls: Any, top: Any) -> _Plan:
+    plan = _plans.get((cls, top))
     if plan is None:
-        plan = _plans[cls] = _Plan(cls)
+        plan = _plans[(cls, top)] = _Plan(cls, top)
     return plan
 
 
@@ -74,7 +70,7 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
     if counts is None:
         counts = {}
     top = top or type(body)
-    plan = _plan(type(body))
+    plan = _plan(type(body), top)
     for name in plan.errors:
         code = getattr(body, name, 0) or 0
         counts[code] = counts.get(code, 0) + 1
@@ -82,7 +78,7 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
         items = getattr(body, name, None)
         if not items or elem_cls is None:
             continue
-        elem_plan = _plan(elem_cls)
+        elem_plan = _plan(elem_cls, top)
         if not elem_plan.arrays and len(elem_plan.errors) == 1:  # leaf structs: the common per-partition case
             for item in items:
                 code = item.error_code or 0

@@ -59,7 +59,7 @@ def test_unknown_tool_is_one_line_exit_2():
 def test_mistyped_tool_gets_did_you_mean():
     r = invoke("topcs", "--list")
     assert r.exit_code == 2
-    assert r.stderr == "kafkapy: unknown tool 'topcs'. Did you mean 'topics'? (kafkapy --help lists the tools)\n"
+    assert r.stderr == "kafkapy: unknown tool 'topcs'. Did you mean 'topics', 'top'? (kafkapy --help lists the tools)\n"
 
 
 def test_mistyped_flag_gets_did_you_mean():
@@ -139,7 +139,7 @@ def complete(line: str) -> list[str]:
 
 
 def test_completion_of_tools_flags_and_values():
-    assert complete("kafkapy top") == ["topics"]
+    assert complete("kafkapy top") == ["topics", "top"]
     assert "console-consumer" in complete("kafkapy con") and "consumer-groups" in complete("kafkapy con")
     assert complete("kafkapy topics --bootstrap") == ["--bootstrap-server"]
     assert complete("kafkapy topics --output ") == ["text", "json"]
@@ -208,8 +208,8 @@ def test_run_class_maps_kafka_class_names(monkeypatch):
 
 
 def test_run_class_unknown_class():
-    r = invoke("run-class", "kafka.tools.JmxTool")
-    assert (r.exit_code, r.stderr) == (1, "kafkapy: run-class: unknown class kafka.tools.JmxTool\n")
+    r = invoke("run-class", "kafka.tools.StreamsResetter")
+    assert (r.exit_code, r.stderr) == (1, "kafkapy: run-class: unknown class kafka.tools.StreamsResetter\n")
 
 
 DESIGN_TOOLS = [

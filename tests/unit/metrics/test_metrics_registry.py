@@ -119,3 +119,17 @@ def test_collector_text_output() -> None:
     assert 'kafka_network_requestmetrics_totaltimems_count{request="Produce"} 1.0' in lines
     jmx = mbeans_json(registry, ["kafka.server:type=ReplicaManager,*"])
     assert jmx == {"kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions": {"Value": 2}}
+
+
+def test_error_counts_walk_every_error_field() -> None:
+    from kafkapy.protocol.messages import FetchResponse, ProduceResponse
+    from kafkapy.server.request_metrics import error_counts, error_name
+
+    produce = ProduceResponse(responses=[ProduceResponse.TopicProduceResponse(name="a", partition_responses=[
+        ProduceResponse.PartitionProduceResponse(index=0, error_code=0),
+        ProduceResponse.PartitionProduceResponse(index=1, error_code=6)])])
+    assert error_counts(produce) == {0: 1, 6: 1}
+    fetch = FetchResponse(error_code=0, responses=[FetchResponse.FetchableTopicResponse(topic="a", partitions=[
+        FetchResponse.PartitionData(partition_index=0, error_code=1)])])
+    assert error_counts(fetch) == {0: 1, 1: 1}
+    assert (error_name(0), error_name(6)) == ("NONE", "NOT_LEADER_OR_FOLLOWER")
