@@ -157,8 +157,10 @@ def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) -> Off
                 for name, parts in found]))
         return Resp(throttle_time_ms=0, groups=groups)
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
-    ctx.require(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id)
-    error, found = _fetch_group(ctx, coordinator, request.group_id, topics, version >= 7 and request.require_stable)
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id):
+        error, found = ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    else:
+        error, found = _fetch_group(ctx, coordinator, request.group_id, topics, version >= 7 and request.require_stable)
     if error and version < 2:
         # No top-level error before v2: every requested partition carries it.
         found = [(name, [(p, OffsetFetchPartition(INVALID_OFFSET, -1, "", error)) for p in parts])

@@ -36,7 +36,15 @@ def _store(ctx: RequestContext) -> ScramCredentialStore:
     return ScramCredentialStore(ctx.server.controller.store)
 
 
-@api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
+def _describe_error(request: DescribeUserScramCredentialsRequest, version: int, code: int
+                    ) -> DescribeUserScramCredentialsResponse:
+    """Kafka's getErrorResponse: the error at the top and once per named user (Kafka leaves the name unset)."""
+    return DResp(error_code=code, error_message=None, results=[
+        DResp.DescribeUserScramCredentialsResult(user="", error_code=code, error_message=None, credential_infos=[])
+        for _ in request.users or []])
+
+
+@api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, error_response=_describe_error)
 def handle_describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest
                                            ) -> DescribeUserScramCredentialsResponse:
     ctx.require(AclOperation.DESCRIBE, ResourceType.CLUSTER)
