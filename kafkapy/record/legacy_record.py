@@ -15,7 +15,13 @@ import struct
 from collections.abc import Iterator
 
 from kafkapy.record.batch_header import LOG_OVERHEAD
-from kafkapy.record.compression import CompressionType, DecompressionError, compress, decompress
+from kafkapy.record.compression import (
+    MAX_DECOMPRESSED_BYTES,
+    CompressionType,
+    DecompressionError,
+    compress,
+    decompress,
+)
 from kafkapy.record.crc import crc32
 from kafkapy.record.default_record import Record
 from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
@@ -199,15 +205,17 @@ class LegacyRecordBatch:
         if computed != self._msg.crc:
             raise CorruptRecordError(f"Record is corrupt (stored crc = {self._msg.crc}, computed crc = {computed})")
 
-    def records(self) -> list[Record]:
+    def records(self, max_decompressed_bytes: int | None = None) -> list[Record]:
+        """The message(s) of this entry; a compressed wrapper's inner set is decompressed up to
+        `max_decompressed_bytes` (CorruptRecordError past it; MAX_DECOMPRESSED_BYTES when None)."""
         if self._records is None:
-            self._records = self._load_records()
+            self._records = self._load_records(max_decompressed_bytes)
         return self._records
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())
 
-    def _load_records(self) -> list[Record]:
+    def _load_records(self, max_decompressed_bytes: int | None) -> list[Record]:
         m = self._msg
         if m.compression == 0:
             return [Record(m.offset, m.timestamp, self.key, self.value, [])]
@@ -216,7 +224,7 @@ class LegacyRecordBatch:
         if m.value is None:
             raise InvalidRecordError(f"Found invalid compressed record set with null value (magic = {m.magic})")
         try:
-            inner_buf = decompress(m.compression, m.value)
+            inner_buf = decompress(m.compression, m.value, max_decompressed_bytes or MAX_DECOMPRESSED_BYTES)
         except DecompressionError as e:
             raise CorruptRecordError(f"Legacy wrapper at offset {m.offset}: {e}") from e
         inner = _iter_messages(memoryview(inner_buf))

@@ -60,7 +60,7 @@ POISON = {
 @pytest.fixture(scope="module")
 def topics(kafkapy_broker):
     admin = AdminClient({"bootstrap.servers": kafkapy_broker.bootstrap})
-    new = [NewTopic(TOPIC, 1, 1), NewTopic(COMPACTED, 1, 1, config={"cleanup.policy": "compact"}),
+    new = [NewTopic(TOPIC, 1, 1), NewTopic("poison-legacy", 1, 1), NewTopic(COMPACTED, 1, 1, config={"cleanup.policy": "compact"}),
            NewTopic(BOUNDED_TS, 1, 1, config={"message.timestamp.before.max.ms": "3600000",
                                               "message.timestamp.after.max.ms": "3600000"})]
     for f in admin.create_topics(new).values():
@@ -169,3 +169,17 @@ def test_good_batches_after_poison_are_read_exactly(topics, wire_client) -> None
     finally:
         kp.close()
     assert got == expected
+
+
+def test_legacy_produce_v2_wrapper_is_decompressed_within_message_max_bytes(topics, wire_client) -> None:
+    from kafkapy.record.legacy_record import LegacyRecordBatchBuilder
+
+    wire = wire_client(topics.port)
+    bomb = LegacyRecordBatchBuilder(1, CompressionType.GZIP)
+    bomb.append(TS, b"k", bytes(8 << 20))  # 8 MiB of zeros in an 8 KB gzip wrapper
+    part = produce(wire, "poison-legacy", bomb.build(), version=2)
+    assert (part.error_code, part.base_offset) == (CORRUPT, -1)
+    small = LegacyRecordBatchBuilder(1, CompressionType.GZIP)
+    small.append(TS, b"k", b"legacy value")
+    ok = produce(wire, "poison-legacy", small.build(), version=2)
+    assert (ok.error_code, ok.base_offset) == (0, 0)

@@ -39,6 +39,7 @@ _SIZE_AND_MAGIC = struct.Struct(">iib")  # batchLength, partitionLeaderEpoch, ma
 _ATTRIBUTES = struct.Struct(">h")
 _BATCH_LENGTH = struct.Struct(">i")
 _ZSTD = 4
+LEGACY_MAX_DECOMPRESSED_BYTES = 1048588  # message.max.bytes' default
 _TRANSACTIONAL = 0x10
 
 
@@ -78,10 +79,11 @@ def has_transactional_records(request: ProduceRequest) -> bool:
     return False
 
 
-def up_convert_legacy_records(records: Any) -> Any:
+def up_convert_legacy_records(records: Any, max_bytes: int = LEGACY_MAX_DECOMPRESSED_BYTES) -> Any:
     """Produce v0-2 carry magic 0/1 message sets; like Kafka 3.x's LogValidator, convert them to one magic-2
     batch (same codec, keys, values, timestamps) since the log stores magic 2 only. Per-record work, on the
-    legacy path only: requests that already carry magic 2 are returned as they are."""
+    legacy path only: requests that already carry magic 2 are returned as they are. A compressed wrapper
+    may decompress to at most `max_bytes` (the broker's message.max.bytes): CORRUPT_MESSAGE past it."""
     if records is None or len(records) < 17 or records[16] >= 2:
         return records
     builder: MemoryRecordsBuilder | None = None
@@ -91,18 +93,18 @@ def up_convert_legacy_records(records: Any) -> Any:
         legacy.ensure_valid()
         if builder is None:
             builder = MemoryRecordsBuilder(compression=legacy.compression)
-        for r in legacy.records():
+        for r in legacy.records(max_bytes):
             builder.append(r.timestamp, r.key, r.value)
     if builder is None:
         raise InvalidRecordError("Produce requests must have at least one record per partition")
     return builder.build()
 
 
-def apply_version_rules(records: Any, version: int) -> Any:
+def apply_version_rules(records: Any, version: int, max_bytes: int = LEGACY_MAX_DECOMPRESSED_BYTES) -> Any:
     """The records a partition of a Produce request at `version` hands to the log: v0-2 up-converted to
     magic 2, v3+ structure-checked (raises the partition's KafkaError)."""
     if version < 3:
-        return up_convert_legacy_records(records)
+        return up_convert_legacy_records(records, max_bytes)
     validate_produce_batch_structure(records, version)
     return records
 
@@ -162,6 +164,7 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
         return produce_error_response(request, version, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     entries: dict[TopicPartition, Any] = {}
     refused: dict[TopicPartition, PartitionResponse] = {}
+    legacy_max = services.config.get("message.max.bytes", LEGACY_MAX_DECOMPRESSED_BYTES) if version < 3 else 0
     for t in request.topic_data:
         name = t.name
         authorized = ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, name)
@@ -171,7 +174,7 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
                 refused[tp] = _TOPIC_UNAUTHORIZED
                 continue
             try:
-                entries[tp] = apply_version_rules(p.records, version)
+                entries[tp] = apply_version_rules(p.records, version, legacy_max)
             except KafkaError as e:
                 refused[tp] = partition_error_response(e)
 
