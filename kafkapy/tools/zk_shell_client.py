@@ -145,6 +145,12 @@ class ZkShellClient:
         except ZkError as e:
             raise _error(e, path) from e
 
+    def add_auth(self, scheme: str, credential: str) -> None:
+        try:
+            self._zk.add_auth(scheme, credential)
+        except ZkError as e:
+            raise ZkShellError(str(e)) from e
+
     def get_acls(self, path: str) -> list[ZkAcl]:
         try:
             return self._zk.get_acls(path)[0]

@@ -1,10 +1,11 @@
 """zookeeper-shell's command interpreter: zkCli's commands (ls, get, set, create, delete, deleteall/rmr,
-stat, help, quit) over kafkapy.tools.zk_shell_client, printed as ZooKeeper 3.x's ZooKeeperMain prints them.
+stat, getAcl, addauth, help, quit) over kafkapy.tools.zk_shell_client, printed as ZooKeeper 3.x's ZooKeeperMain prints them.
 
 Output formats (zkCli): `ls` prints the sorted children as a Java list `[a, b]`; `get` prints the data
 as UTF-8 text (`null` for a znode without data); `stat` (and `-s`) prints the Stat lines
 `cZxid = 0x..`, `ctime = <Java Date>`, ...; `create` prints `Created <actual path>`; `set`, `delete`,
-`deleteall` print nothing. Failures are one line such as `Node does not exist: /p` and exit code 1.
+`deleteall` print nothing; `getAcl` prints each ACL as jute's Id text and ZKUtil's
+permission string (`'sasl,'kafka` then `: cdrwa`); `addauth digest user:password` adds credentials. Failures are one line such as `Node does not exist: /p` and exit code 1.
 Thread-safety: one ZkShell per thread.
 """
 
@@ -28,6 +29,8 @@ USAGE = {
     "deleteall": "deleteall path [-b batch size]",
     "rmr": "rmr path",
     "stat": "stat [-w] path",
+    "getAcl": "getAcl [-s] path",
+    "addauth": "addauth scheme auth",
     "quit": "quit",
 }
 RMR_DEPRECATED = "The command 'rmr' has been deprecated. Please use 'deleteall' instead."
@@ -166,6 +169,22 @@ class ZkShell:
         _, rest = _split_flags(args)
         for line in stat_lines(self.client.stat(self._path(rest)[0])):
             self.out(line)
+
+    def _cmd_getAcl(self, args: list[str]) -> None:  # noqa: N802 - zkCli's command name
+        flags, rest = _split_flags(args)
+        path = self._path(rest)[0]
+        for acl in self.client.get_acls(path):
+            self.out(f"'{acl.scheme},'{acl.id}")
+            self.out(": " + "".join(c for bit, c in ((4, "c"), (8, "d"), (1, "r"), (2, "w"), (16, "a"))
+                                   if acl.perms & bit))
+        if "-s" in flags:
+            for line in stat_lines(self.client.stat(path)):
+                self.out(line)
+
+    def _cmd_addauth(self, args: list[str]) -> None:
+        if len(args) < 2:
+            raise _UsageError()
+        self.client.add_auth(args[0], args[1])
 
     def _cmd_set(self, args: list[str]) -> None:
         flags, rest = _split_flags(args, ("-v",))

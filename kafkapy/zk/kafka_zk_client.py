@@ -235,6 +235,10 @@ class KafkaZkClient:
         finally:
             root.close()
 
+    def add_auth(self, scheme: str, credential: str) -> None:
+        """Add credentials to the open session (zkCli's `addauth digest user:password`)."""
+        self._call(self._zk.add_auth, "/", scheme, credential)
+
     def add_state_listener(self, listener: Callable[[str], None]) -> None:
         """listener(state) with state "CONNECTED", "SUSPENDED" or "LOST" (session expired), on kazoo's thread."""
         self._zk.add_listener(lambda state: listener(str(state)))

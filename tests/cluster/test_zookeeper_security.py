@@ -276,3 +276,40 @@ def test_a_wrong_zookeeper_password_fails_in_one_line(sasl_zk, tmp_path):
                     '  username="kafka"\n  password="not-the-secret";\n};\n')
     r = kafkapy("zookeeper-shell", sasl_zk.connect, "ls", "/", kafka_opts=f"-Djava.security.auth.login.config={jaas}")
     assert (r.returncode, r.stderr.splitlines()[-1:]) == (1, ["KeeperErrorCode = AuthFailed for /"]), r.stderr
+
+
+def test_zookeeper_shell_get_acl(secure_cluster):
+    zk_connect = secure_cluster.zk_connect
+    r = kafkapy("zookeeper-shell", zk_connect, "getAcl", "/brokers/topics/secured")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-4:] == ["'sasl,'kafka", ": cdrwa", "'world,'anyone", ": r"]
+    r = kafkapy("zookeeper-shell", zk_connect, "get", "/config/users/bob")
+    assert (r.returncode, r.stderr) == (1, "Insufficient permission : /config/users/bob\n")
+    r = kafkapy("zookeeper-shell", zk_connect, "getAcl", "/config/users/bob", kafka_opts=secure_cluster.zookeeper.kafka_opts)
+    assert r.stdout.splitlines()[-2:] == ["'sasl,'kafka", ": cdrwa"]
+
+
+def test_digest_credentials_own_what_they_create(sasl_zk):
+    import base64
+    import hashlib
+
+    from kafkapy.zk.kafka_zk_client import KafkaZkClient, ZkNoAuthError
+    from kafkapy.zk.zk_client_config import ZkClientAuth
+
+    connect = f"{sasl_zk.connect}/digest-{uuid.uuid4().hex[:8]}"
+    owner = KafkaZkClient(connect, connection_timeout_ms=20000, secure_acls=True,
+                          auth=ZkClientAuth(digest=("alice:alice-pw",)))
+    anon = KafkaZkClient(connect, connection_timeout_ms=20000)
+    try:
+        owner.create("/brokers/topics/d", b'{"version":3}', make_parents=True)
+        hashed = base64.b64encode(hashlib.sha1(b"alice:alice-pw").digest()).decode()
+        assert {(a.scheme, a.id, a.perms) for a in owner.get_acls("/brokers/topics/d")[0]} == {
+            ("digest", f"alice:{hashed}", 31), WORLD_READ}
+        assert anon.get("/brokers/topics/d")[0] == b'{"version":3}'
+        with pytest.raises(ZkNoAuthError):
+            anon.set("/brokers/topics/d", b"{}")
+        anon.add_auth("digest", "alice:alice-pw")  # zkCli's addauth: now the same identity
+        anon.set("/brokers/topics/d", b"{}")
+    finally:
+        owner.close()
+        anon.close()
