@@ -71,6 +71,7 @@ class Env:
     conns: dict[str, BrokerConnection] = field(default_factory=dict)
     producer_id: int = -1
     version: int = 0  # the version the request being built is sent at (fields some versions lack)
+    case_label: str = ""
     topic_id: Any = None
     doomed_id: Any = None
     carol_hmac: bytes = b""
@@ -157,7 +158,8 @@ def produce_codes(resp: Any) -> tuple:
 
 def _fetch(env: Env) -> Any:
     R = M.FetchRequest
-    return R(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, session_id=0,
+    follower = env.version <= 14 and env.case_label == "follower"  # v15+ carry the replica in replica_state
+    return R(replica_id=1 if follower else -1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, session_id=0,
              session_epoch=-1, topics=[R.FetchTopic(
                  topic=TOPIC if env.version < 13 else "", topic_id=env.topic_id if env.version >= 13 else ZERO_UUID,
                  partitions=[R.FetchPartition(
@@ -583,6 +585,12 @@ CASES: tuple[Case, ...] = (
     Case(ApiKey.FETCH, (4, 17), 12, _fetch, fetch_observe, (  # v13+ name the topic by id
         ((), ((E.TOPIC_AUTHORIZATION_FAILED, False),)),
         (((T, TOPIC, A.READ),), ((0, True),)))),
+    # A follower's fetch (replica_id >= 0) needs CLUSTER_ACTION, whatever its topic ACLs; granted, broker 1 is then
+    # told it is no replica of the partition.
+    Case(ApiKey.FETCH, (4, 14), 12, _fetch, lambda r: tuple(p.error_code for t in r.responses for p in t.partitions), (
+        ((), (E.TOPIC_AUTHORIZATION_FAILED,)),
+        (((T, TOPIC, A.READ),), (E.TOPIC_AUTHORIZATION_FAILED,)),
+        (((C, CLUSTER_NAME, A.CLUSTER_ACTION),), (E.NOT_LEADER_OR_FOLLOWER,))), label="follower"),
     Case(ApiKey.LIST_OFFSETS, (0, 10), 7, _list_offsets, lambda r: _partition_codes(r, "topics", "partitions"), (
         ((), (E.TOPIC_AUTHORIZATION_FAILED,)),
         (((T, TOPIC, A.DESCRIBE),), (0,)))),
@@ -978,7 +986,7 @@ def test_authorization(env: Env, case: Case) -> None:
             if i:
                 env.grant(list(acls))
             try:
-                env.version = version
+                env.version, env.case_label = version, case.label
                 got = case.observe(env.call(user, case.build(env), version))
             finally:
                 if i:
