@@ -41,7 +41,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     out.line(f"Connecting to {args.connect}")
     out.flush()
     try:
-        client = ZkShellClient(args.connect)
+        client = ZkShellClient(args.connect, secure_acls=False)  # zkCli's create defaults to world:anyone ALL
     except ZkShellError as e:
         raise ToolError(str(e), prefixed=False) from e
     with client:
