@@ -189,6 +189,9 @@ _TOPIC_DEFS = [
     _d("preallocate", "BOOLEAN", False, None, "", (_log("preallocate"),)),
     _d("message.timestamp.type", "STRING", "CreateTime", valid_string("CreateTime", "LogAppendTime"),
        "[CreateTime, LogAppendTime]", (_log("message.timestamp.type"),)),
+    # Deprecated since 3.6 (KIP-937) but still a topic config in 3.9: before/after.max.ms fall back to it.
+    _d("message.timestamp.difference.max.ms", "LONG", LONG_MAX, at_least(0), "[0,...]",
+       (_log("message.timestamp.difference.max.ms"),)),
     _d("message.timestamp.before.max.ms", "LONG", LONG_MAX, at_least(0), "[0,...]",
        (_log("message.timestamp.before.max.ms"),)),
     _d("message.timestamp.after.max.ms", "LONG", LONG_MAX, at_least(0), "[0,...]",
@@ -238,6 +241,7 @@ _BROKER_DEFS = [
     BrokerConfigDef("compression.zstd.level", "INT", 3, between(-131072, 22)),
     BrokerConfigDef("log.preallocate", "BOOLEAN", False),
     BrokerConfigDef("log.message.timestamp.type", "STRING", "CreateTime", valid_string("CreateTime", "LogAppendTime")),
+    BrokerConfigDef("log.message.timestamp.difference.max.ms", "LONG", LONG_MAX, at_least(0)),
     BrokerConfigDef("log.message.timestamp.before.max.ms", "LONG", LONG_MAX, at_least(0)),
     BrokerConfigDef("log.message.timestamp.after.max.ms", "LONG", LONG_MAX, at_least(0)),
     BrokerConfigDef("log.local.retention.ms", "LONG", -2, at_least(-2)),
@@ -455,11 +459,15 @@ class LogConfig:
 
     @property
     def message_timestamp_before_max_ms(self) -> int:
-        return self.values["message.timestamp.before.max.ms"]
+        """Kafka's LogConfig: message.timestamp.difference.max.ms while this one keeps its default."""
+        before = self.values["message.timestamp.before.max.ms"]
+        return self.values["message.timestamp.difference.max.ms"] if before == LONG_MAX else before
 
     @property
     def message_timestamp_after_max_ms(self) -> int:
-        return self.values["message.timestamp.after.max.ms"]
+        """Kafka's LogConfig: message.timestamp.difference.max.ms while this one keeps its default."""
+        after = self.values["message.timestamp.after.max.ms"]
+        return self.values["message.timestamp.difference.max.ms"] if after == LONG_MAX else after
 
     @property
     def min_in_sync_replicas(self) -> int:

@@ -65,3 +65,20 @@ def test_codec_bytes_that_are_not_the_codec(tmp_path) -> None:
     with pytest.raises(InvalidRecordError):
         log.append_as_leader(write_batch(header, 0, START_MS, START_MS, 2, record), 0)  # count 2, one record
     assert log.log_end_offset == 0
+
+
+def test_difference_max_ms_bounds_timestamps_until_before_and_after_are_set(tmp_path) -> None:
+    from kafkapy.common.errors import InvalidTimestampError
+    from kafkapy.common.time import MockTime
+
+    cfg = config(message_timestamp_difference_max_ms=1000)
+    assert (cfg.message_timestamp_before_max_ms, cfg.message_timestamp_after_max_ms) == (1000, 1000)
+    cfg2 = config(message_timestamp_difference_max_ms=1000, message_timestamp_after_max_ms=5000)
+    assert (cfg2.message_timestamp_before_max_ms, cfg2.message_timestamp_after_max_ms) == (1000, 5000)
+    log = open_log(tmp_path / "t-0", MockTime(START_MS), cfg)
+    log.append_as_leader(batch(1, START_MS - 1000), 0)
+    with pytest.raises(InvalidTimestampError) as info:
+        log.append_as_leader(batch(3, START_MS - 1001, step_ms=1000), 0)  # only the first record is too old
+    assert info.value.record_errors == [(0, f"Timestamp {START_MS - 1001} of message with offset 0 is out of range. "
+                                            f"The timestamp should be within [{START_MS - 1000}, {START_MS + 1000}]")]
+    assert log.log_end_offset == 1
