@@ -20,6 +20,7 @@ Pure functions of the bytes, the LogConfig and `now`; a LogValidator is immutabl
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 
 from kafkapy.common.topic_partition import TopicPartition
@@ -27,11 +28,19 @@ from kafkapy.record.batch_header import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
     BatchHeader,
 )
 from kafkapy.record.compression import DecompressedSizeError, DecompressionError, iter_decompress
 from kafkapy.record.errors import CorruptRecordError, InvalidRecordError
-from kafkapy.record.record_walker import RecordWalk
+from kafkapy.record.record_walker import (
+    COLUMNS,
+    KEY_LEN,
+    OFFSET_DELTA,
+    TIMESTAMP_DELTA,
+    VALUE_LEN,
+    RecordWalk,
+)
 from kafkapy.storage.errors import InvalidTimestampError, MessageTooLargeError
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_recompress import recompress_batch, target_codec
@@ -121,30 +130,52 @@ class LogValidator:
             raise InvalidRecordError(
                 f"Inner record with offset delta {found} at index {index} of the record batch does not have "
                 f"incremental offsets, expected offset delta is {index} in topic partition {self.topic_partition}.")
-        if self.compact and walk.null_keys:
-            msg = f"Compacted topic cannot accept message without key in topic partition {self.topic_partition}"
-            raise _record_errors(InvalidRecordError, [(i, msg) for i in walk.null_keys])
-        if check_ts and walk.index:
-            self._check_timestamps(view, h, walk, now)
+        if (self.compact and walk.null_keys) or (walk.index and (
+                h.attributes & TIMESTAMP_TYPE_MASK or (check_ts and not self._timestamps_in_range(h, walk, now)))):
+            self._raise_record_errors(view, h, walk, now, check_ts)
         if kept is None or target is None:
             return None
         return recompress_batch(h, b"".join(kept), target[0], target[1])
 
-    def _check_timestamps(self, view: memoryview, h: BatchHeader, walk: RecordWalk, now: int) -> None:
+    def _timestamps_in_range(self, h: BatchHeader, walk: RecordWalk, now: int) -> bool:
         base = h.base_timestamp
+        return now - self.before_ms <= base + walk.min_ts and base + walk.max_ts <= now + self.after_ms
+
+    def _raise_record_errors(self, view: memoryview, h: BatchHeader, walk: RecordWalk, now: int,
+                             check_ts: bool) -> None:
+        """Kafka's validateRecord per record (a key error first, else a timestamp error) and processRecordErrors:
+        INVALID_TIMESTAMP when any timestamp error, else INVALID_RECORD, both carrying every record error.
+        Rare, so the records are walked again with their columns."""
+        null_keys = set(walk.null_keys) if self.compact else set()
         lo, hi = now - self.before_ms, now + self.after_ms
-        if lo <= base + walk.min_ts and base + walk.max_ts <= hi:
+        log_append_time_batch = bool(h.attributes & TIMESTAMP_TYPE_MASK)
+        errors: list[tuple[int, str]] = []
+        timestamp_error = False
+        for index, offset, ts, key_size, value_size in _records(view, h, self.max_bytes):
+            if index in null_keys:
+                errors.append((index, "Compacted topic cannot accept message without key in topic partition "
+                                      f"{self.topic_partition}"))
+            elif self.create_time and ts != _NO_TIMESTAMP:
+                if check_ts and not lo <= ts <= hi:
+                    timestamp_error = True
+                    errors.append((index, f"Timestamp {ts} of message with offset {offset} is out of range. "
+                                          f"The timestamp should be within [{_long(lo)}, {_long(hi)}]"))
+            elif log_append_time_batch:
+                timestamp_error = True
+                errors.append((index, f"Invalid timestamp type in message DefaultRecord(offset={offset}, timestamp="
+                                      f"{ts}, key={key_size} bytes, value={value_size} bytes). Producer should not "
+                                      "set timestamp type to LogAppendTime."))
+        if not errors:
             return
-        # Rare: name every offending record as Kafka does (second walk, with the columns).
-        errors = []
-        for index, delta, ts in _record_timestamps(view, h, self.max_bytes):
-            if ts != _NO_TIMESTAMP and not lo <= ts <= hi:
-                errors.append((index, f"Timestamp {ts} of message with offset {delta} is out of range. "
-                                      f"The timestamp should be within [{lo}, {hi}]"))
-        if errors:
-            exc = InvalidTimestampError("One or more records have been rejected due to invalid timestamp")
-            exc.record_errors = errors  # type: ignore[attr-defined]
-            raise exc
+        if timestamp_error:
+            exc: InvalidTimestampError | InvalidRecordError = InvalidTimestampError(
+                "One or more records have been rejected due to invalid timestamp")
+        else:
+            shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+            exc = InvalidRecordError(f"One or more records have been rejected due to {len(errors)} record errors in "
+                                     f"total, and only showing the first three errors at most: [{shown}]")
+        exc.record_errors = errors  # type: ignore[union-attr]
+        raise exc
 
 
 def _kept(chunks: Iterator[bytes], kept: list[bytes]) -> Iterator[bytes]:
@@ -153,24 +184,21 @@ def _kept(chunks: Iterator[bytes], kept: list[bytes]) -> Iterator[bytes]:
         yield chunk
 
 
-def _record_timestamps(view: memoryview, h: BatchHeader, max_bytes: int) -> Iterator[tuple[int, int, int]]:
-    from array import array
+def _long(value: int) -> int:
+    """`value` wrapped to a Java long, as Kafka prints now +/- a Long.MAX_VALUE bound."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
-    from kafkapy.record.record_walker import COLUMNS, OFFSET_DELTA, TIMESTAMP_DELTA
 
+def _records(view: memoryview, h: BatchHeader, max_bytes: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """(index, offset, timestamp, key size, value size) of each record, as Kafka's Record reports them."""
     codec = h.attributes & COMPRESSION_CODEC_MASK
     body = view[RECORD_BATCH_OVERHEAD:]
     data = b"".join(iter_decompress(codec, body, max_bytes)) if codec else bytes(body)
     cols: array[int] = array("q")
     RecordWalk(h.records_count, columns=cols).walk_all(data)
+    log_append_time = h.attributes & TIMESTAMP_TYPE_MASK
     for i in range(len(cols) // COLUMNS):
-        delta = cols[i * COLUMNS + OFFSET_DELTA]
-        yield i, delta, h.base_timestamp + cols[i * COLUMNS + TIMESTAMP_DELTA]
-
-
-def _record_errors(cls: type[InvalidRecordError], errors: list[tuple[int, str]]) -> InvalidRecordError:
-    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
-    exc = cls(f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
-              f"showing the first three errors at most: [{shown}]")
-    exc.record_errors = errors  # type: ignore[attr-defined]
-    return exc
+        row = i * COLUMNS
+        ts = h.max_timestamp if log_append_time else h.base_timestamp + cols[row + TIMESTAMP_DELTA]
+        yield (i, h.base_offset + cols[row + OFFSET_DELTA], ts, max(cols[row + KEY_LEN], 0),
+               max(cols[row + VALUE_LEN], 0))

@@ -82,3 +82,36 @@ def test_difference_max_ms_bounds_timestamps_until_before_and_after_are_set(tmp_
     assert info.value.record_errors == [(0, f"Timestamp {START_MS - 1001} of message with offset 0 is out of range. "
                                             f"The timestamp should be within [{START_MS - 1000}, {START_MS + 1000}]")]
     assert log.log_end_offset == 1
+
+
+def test_key_and_timestamp_errors_combine_as_kafkas_process_record_errors(tmp_path) -> None:
+    from kafkapy.common.errors import InvalidTimestampError
+    from kafkapy.common.time import MockTime
+
+    log = open_log(tmp_path / "t-0", MockTime(START_MS), config(cleanup_policy="compact",
+                                                               message_timestamp_before_max_ms=1000))
+    records = (encode_record(0, 0, None, b"a") + encode_record(1, -5000, b"k", b"b")
+               + encode_record(2, -5000, None, b"c") + encode_record(3, 0, b"k", b"d"))
+    header = BatchHeader(0, 0, -1, 2, 0, 0, 3, START_MS, START_MS, -1, -1, -1, 4)
+    with pytest.raises(InvalidTimestampError) as info:
+        log.append_as_leader(write_batch(header, 0, START_MS, START_MS, 4, records), 0)
+    key_msg = "Compacted topic cannot accept message without key in topic partition t-0"
+    errors = info.value.record_errors
+    assert [i for i, _ in errors] == [0, 1, 2] and errors[0] == (0, key_msg) and errors[2] == (2, key_msg)
+    # after.max.ms is Long.MAX_VALUE: Kafka prints now + it as the Java long it overflows to.
+    assert errors[1][1] == (f"Timestamp {START_MS - 5000} of message with offset 1 is out of range. The timestamp "
+                            f"should be within [{START_MS - 1000}, {START_MS + 2**63 - 1 - 2**64}]")
+    assert str(info.value) == "One or more records have been rejected due to invalid timestamp"
+
+
+def test_client_batch_with_log_append_time_on_a_log_append_time_topic(tmp_path) -> None:
+    from kafkapy.common.errors import InvalidTimestampError
+
+    log = open_log(tmp_path / "t-0", cfg=config(message_timestamp_type="LogAppendTime"))
+    header = BatchHeader(0, 0, -1, 2, 0, 0x08, 0, START_MS, START_MS + 7, -1, -1, -1, 1)
+    raw = write_batch(header, 0x08, START_MS, START_MS + 7, 1, encode_record(0, 0, b"key", b"value"))
+    with pytest.raises(InvalidTimestampError) as info:
+        log.append_as_leader(raw, 0)
+    assert info.value.record_errors == [(0, f"Invalid timestamp type in message DefaultRecord(offset=0, timestamp="
+                                            f"{START_MS + 7}, key=3 bytes, value=5 bytes). Producer should not set "
+                                            "timestamp type to LogAppendTime.")]
