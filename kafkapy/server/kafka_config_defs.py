@@ -215,6 +215,8 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("transaction.state.log.min.isr", INT, "2", at_least(1)),
     ("transaction.abort.timed.out.transaction.cleanup.interval.ms", INT, "10000", at_least(1)),
     ("transaction.remove.expired.transaction.cleanup.interval.ms", INT, "3600000", at_least(1)),
+    # KIP-890: a transactional batch belongs to an ongoing transaction (server/transaction_verification.py)
+    ("transaction.partition.verification.enable", BOOL, "true", None),
     ("producer.id.expiration.ms", INT, "86400000", at_least(1)),
     ("producer.id.expiration.check.interval.ms", INT, "600000", at_least(1)),
     # quotas, metrics, security (accepted, not all enforced)

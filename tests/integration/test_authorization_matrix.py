@@ -1054,3 +1054,56 @@ def test_refused_transactional_batches_leave_no_open_transaction(env: Env) -> No
     log = env.server.services.replica_manager.get_leader_partition_or_error(TopicPartition(TXN_TOPIC, 0)).log
     assert log.producer_state_manager.active_producers() == [] or all(
         e.current_txn_first_offset in (None, -1) for e in log.producer_state_manager.active_producers())
+
+
+def _txn_produce(env: Env, user: str, tid: str, pid: int, epoch: int, seq: int) -> tuple:
+    P = M.ProduceRequest
+    b = MemoryRecordsBuilder(producer_id=pid, producer_epoch=epoch, base_sequence=seq, is_transactional=True)
+    b.append(int(time.time() * 1000), b"k", b"v")
+    resp = env.call(user, P(transactional_id=tid, acks=-1, timeout_ms=10000, topic_data=[P.TopicProduceData(
+        name=TXN_TOPIC, partition_data=[P.PartitionProduceData(index=0, records=b.build())])]), 9)
+    p = resp.responses[0].partition_responses[0]
+    return p.error_code, p.error_message
+
+
+def _stable_ends(env: Env) -> tuple[int, int]:
+    R = M.ListOffsetsRequest
+    ends = []
+    for isolation in (0, 1):
+        resp = env.call("admin", R(replica_id=-1, isolation_level=isolation, topics=[R.ListOffsetsTopic(
+            name=TXN_TOPIC, partitions=[R.ListOffsetsPartition(partition_index=0, timestamp=-1)])]), 7)
+        ends.append(resp.topics[0].partitions[0].offset)
+    return ends[0], ends[1]
+
+
+def test_transactional_batch_outside_its_transaction_is_refused(env: Env) -> None:
+    """KIP-890 (transaction.partition.verification.enable, Kafka 3.9's default): a principal allowed to write its own
+    transactional id still cannot open a transaction the coordinator does not know of, which would pin the LSO."""
+    env.grant([(X, "tx-bob", A.WRITE), (T, TXN_TOPIC, A.WRITE)])
+    try:
+        # A made-up producer id: the coordinator has no such mapping for the transactional id.
+        assert _txn_produce(env, "bob", "tx-bob", 4242, 0, 0) == (E.INVALID_PRODUCER_ID_MAPPING, None)
+        init = _until_ok(lambda: env.call("bob", _init_pid("tx-bob")(env), 4), lambda r: r.error_code == 0)
+        assert init.error_code == 0
+        pid, epoch = init.producer_id, init.producer_epoch
+        # The real producer id, but the partition was never added to the transaction.
+        assert _txn_produce(env, "bob", "tx-bob", pid, epoch, 0) == (
+            E.INVALID_TXN_STATE, "Partition was not added to the transaction")
+        assert _stable_ends(env)[0] == _stable_ends(env)[1]
+        # Added through AddPartitionsToTxn, the batch is taken; the abort then releases the LSO.
+        R = M.AddPartitionsToTxnRequest
+        added = env.call("bob", R(v3_and_below_transactional_id="tx-bob", v3_and_below_producer_id=pid,
+                                  v3_and_below_producer_epoch=epoch, v3_and_below_topics=[
+                                      R.AddPartitionsToTxnTopic(name=TXN_TOPIC, partitions=[0])]), 3)
+        assert add_partitions_v3(added) == (0,)
+        assert _txn_produce(env, "bob", "tx-bob", pid, epoch, 0) == (0, None)
+        assert _txn_produce(env, "bob", "tx-bob", pid, epoch, 1) == (0, None)  # ongoing: no second verification
+        hw, lso = _stable_ends(env)
+        assert lso < hw
+        ended = env.call("bob", M.EndTxnRequest(transactional_id="tx-bob", producer_id=pid, producer_epoch=epoch,
+                                                committed=False), 3)
+        assert ended.error_code == 0
+    finally:
+        env.grant([])
+    ends = _until_ok(lambda: _stable_ends(env), lambda e: e[0] == e[1], timeout_s=10)
+    assert ends[0] == ends[1]

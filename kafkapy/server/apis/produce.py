@@ -29,6 +29,7 @@ from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.partition_response import PartitionResponse, partition_error_response
+from kafkapy.server.transaction_verification import unverified_partitions
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
@@ -177,6 +178,11 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
                 entries[tp] = apply_version_rules(p.records, version, legacy_max)
             except KafkaError as e:
                 refused[tp] = partition_error_response(e)
+    if entries and request.transactional_id is not None:
+        # KIP-890: a transactional batch only joins a transaction its coordinator knows (no hanging transaction).
+        for tp, answer in unverified_partitions(services, request.transactional_id, entries, version).items():
+            del entries[tp]
+            refused[tp] = answer
 
     def respond(results: dict[TopicPartition, PartitionResponse]) -> None:
         if refused:

@@ -1,0 +1,108 @@
+"""Produce-side transaction verification: Kafka 3.9's `transaction.partition.verification.enable` (KIP-890 part 1).
+
+A transactional batch may only open a transaction on a partition the transaction coordinator has added to that
+producer's ongoing transaction (AddPartitionsToTxn). Without this check a batch carrying the isTransactional bit
+with a made-up producer id, or one sent without AddPartitionsToTxn, opens a transaction nobody will ever end: the
+partition's last stable offset stays there and read_committed consumers stop for good. As Kafka's ReplicaManager:
+a partition whose log already has an ongoing transaction of this (producer id, epoch) needs no verification; the
+others are asked of the coordinator (`handle_verify_partitions_in_transaction`, the verify_only AddPartitionsToTxn
+answer) and a refusal becomes the partition's produce error: not in the transaction -> INVALID_TXN_STATE ("Partition
+was not added to the transaction"; TRANSACTION_ABORTABLE for Produce v11+), PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH,
+a coordinator that is busy or loading -> NOT_ENOUGH_REPLICAS (which every client retries).
+
+Reads only the batch header: producerId (int64 at byte 43) and producerEpoch (int16 at 51) of a magic-2 batch whose
+attributes (int16 at 21) carry the transactional bit 0x10. No record is parsed; no Python object per record.
+
+Limit: the coordinator is asked in-process. A transactional id whose coordinator is another broker (cluster mode)
+is not verified here (Kafka sends that broker an AddPartitionsToTxn v4 verify_only request).
+
+Thread-safety: stateless; called from request handler threads (the coordinator and the producer state manager keep
+their own locking).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any
+
+from kafkapy.common.errors import ErrorCode
+from kafkapy.common.internal_topics import TRANSACTION_STATE_TOPIC_NAME
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.server.partition_response import PartitionResponse
+
+if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
+
+_ATTRIBUTES = struct.Struct(">h")
+_PRODUCER = struct.Struct(">qh")
+_TRANSACTIONAL = 0x10
+_RETRIABLE = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                        ErrorCode.NOT_COORDINATOR})
+
+
+def transactional_producer(records: Any) -> tuple[int, int] | None:
+    """(producer id, epoch) of a transactional magic-2 first batch, else None."""
+    if records is None or len(records) < 61 or records[16] < 2:
+        return None
+    if not _ATTRIBUTES.unpack_from(records, 21)[0] & _TRANSACTIONAL:
+        return None
+    pid, epoch = _PRODUCER.unpack_from(records, 43)
+    return pid, epoch
+
+
+def _has_ongoing_transaction(services: BrokerServices, tp: TopicPartition, pid: int, epoch: int) -> bool:
+    try:
+        log = services.replica_manager.get_leader_partition_or_error(tp).log
+    except Exception:  # noqa: BLE001 - not the leader: the append answers that error itself
+        return True
+    if log is None:
+        return True
+    entry = log.producer_state_manager.last_entry(pid)
+    return entry is not None and entry.producer_epoch == epoch and entry.current_txn_first_offset >= 0
+
+
+def _coordinator_elsewhere(services: BrokerServices, coordinator: Any, transactional_id: str) -> bool:
+    """Is the transactional id's coordinator another live broker (its __transaction_state partition led there)?"""
+    state = services.metadata_cache.get_partition_state(
+        TopicPartition(TRANSACTION_STATE_TOPIC_NAME, coordinator.partition_for(transactional_id)))
+    return state is not None and state.leader >= 0 and state.leader != services.broker_id
+
+
+def _produce_error(code: int, version: int) -> PartitionResponse:
+    if code == ErrorCode.TRANSACTION_ABORTABLE and version < 11:
+        code = ErrorCode.INVALID_TXN_STATE
+    if code == ErrorCode.INVALID_TXN_STATE:
+        return PartitionResponse(code, error_message="Partition was not added to the transaction")
+    if code == ErrorCode.PRODUCER_FENCED:
+        return PartitionResponse(ErrorCode.INVALID_PRODUCER_EPOCH)
+    if code in _RETRIABLE:
+        return PartitionResponse(ErrorCode.NOT_ENOUGH_REPLICAS, error_message=(
+            "Unable to verify the partition has been added to the transaction. Underlying error: "
+            f"{ErrorCode(code).name}"))
+    return PartitionResponse(code)
+
+
+def unverified_partitions(services: BrokerServices, transactional_id: str | None, entries: dict[TopicPartition, Any],
+                          version: int) -> dict[TopicPartition, PartitionResponse]:
+    """The partitions of `entries` (records per partition) whose transactional batch the coordinator does not
+    vouch for, with the produce error each gets. Empty when verification is off or nothing is transactional."""
+    if transactional_id is None or not services.config.get_bool("transaction.partition.verification.enable"):
+        return {}
+    coordinator = services.transaction_coordinator
+    if coordinator is None:
+        return {}
+    wanted: dict[tuple[int, int], set[TopicPartition]] = {}
+    for tp, records in entries.items():
+        producer = transactional_producer(records)
+        if producer is not None and not _has_ongoing_transaction(services, tp, *producer):
+            wanted.setdefault(producer, set()).add(tp)
+    refused: dict[TopicPartition, PartitionResponse] = {}
+    for (pid, epoch), partitions in wanted.items():
+        codes = coordinator.handle_verify_partitions_in_transaction(transactional_id, pid, epoch, partitions)
+        for tp, code in codes.items():
+            if code == ErrorCode.NOT_COORDINATOR and _coordinator_elsewhere(services, coordinator, transactional_id):
+                continue  # see Limit above
+            if code:
+                refused[tp] = _produce_error(code, version)
+    return refused
