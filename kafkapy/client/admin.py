@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafkapy.client import admin_acls as acls
+from kafkapy.client import admin_delegation_tokens as tokens
 from kafkapy.client import admin_groups as groups
 from kafkapy.client import admin_quotas as quotas
 from kafkapy.client import admin_replicas as replicas
@@ -79,6 +80,7 @@ from kafkapy.client.metadata import ZERO_UUID, Node
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.common.acl import AclBinding, AclBindingFilter
 from kafkapy.common.errors import ErrorCode, KafkaError, NotControllerError, UnsupportedVersionError
+from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol import messages as M
@@ -592,6 +594,28 @@ class AdminClient:
                     ) -> dict[AclBindingFilter, list[AclBinding] | KafkaError]:
         """Delete the bindings each filter matches; {filter: the deleted bindings or its error}."""
         return acls.delete_acls(self._calls, filters, timeout_ms)
+
+    # ------------------------------------------------------------------------------------------
+    # delegation tokens (admin_delegation_tokens.py)
+
+    def create_delegation_token(self, renewers: Iterable[KafkaPrincipal] = (), max_lifetime_ms: int = -1,
+                                owner: KafkaPrincipal | None = None, timeout_ms: float | None = None
+                                ) -> tokens.DelegationToken:
+        """A new token (owner: the caller unless given; max_lifetime_ms -1: the broker's maximum)."""
+        return tokens.create_delegation_token(self._calls, renewers, max_lifetime_ms, owner, timeout_ms)
+
+    def renew_delegation_token(self, hmac: bytes, renew_period_ms: int = -1, timeout_ms: float | None = None) -> int:
+        """The token's new expiry timestamp."""
+        return tokens.renew_delegation_token(self._calls, hmac, renew_period_ms, timeout_ms)
+
+    def expire_delegation_token(self, hmac: bytes, expiry_period_ms: int = -1, timeout_ms: float | None = None
+                                ) -> int:
+        """The token's new expiry timestamp (a negative period expires it now)."""
+        return tokens.expire_delegation_token(self._calls, hmac, expiry_period_ms, timeout_ms)
+
+    def describe_delegation_token(self, owners: Iterable[KafkaPrincipal] | None = None,
+                                  timeout_ms: float | None = None) -> list[tokens.DelegationToken]:
+        return tokens.describe_delegation_token(self._calls, owners, timeout_ms)
 
     # ------------------------------------------------------------------------------------------
     # client quotas and SCRAM credentials (admin_quotas.py)

@@ -2,7 +2,8 @@
 
 Keys (Kafka's): `security.protocol` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), the `ssl.*` keys of
 common/ssl_config.py, `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and
-`sasl.jaas.config` (`... required username="u" password="p";`). librdkafka's spellings are accepted
+`sasl.jaas.config` (`... required username="u" password="p";`; Kafka's ScramLoginModule option
+`tokenauth="true"` logs in with a delegation token: username = token id, password = its HMAC). librdkafka's spellings are accepted
 too, so one properties file serves kcat and the tools: `sasl.username` / `sasl.password`,
 `ssl.ca.location`, `ssl.certificate.location` + `ssl.key.location`, `ssl.key.password`.
 Errors are one-line ValueErrors naming the key. Immutable after construction: thread-safe.
@@ -40,6 +41,7 @@ class ClientSecurity:
         self.ssl_context: ssl.SSLContext | None = None
         self.mechanism: str | None = None
         self._username = self._password = ""
+        self._tokenauth = False
         if self.security_protocol in ("SSL", "SASL_SSL"):
             self.ssl_context = build_ssl_context(get, server_side=False)
             key_file, cert_file = raw("ssl.key.location"), raw("ssl.certificate.location")
@@ -54,6 +56,12 @@ class ClientSecurity:
                 raise ValueError(f"Invalid value {self.mechanism} for configuration sasl.mechanism: "
                                  f"supported mechanisms are {', '.join(SASL_MECHANISMS)}")
             self._username, self._password = self._credentials(raw)
+            self._tokenauth = self._token_auth(raw)
+
+    @staticmethod
+    def _token_auth(raw: Any) -> bool:
+        jaas = raw("sasl.jaas.config")
+        return bool(jaas) and parse_jaas_config(str(jaas)).options.get("tokenauth", "").lower() == "true"
 
     @staticmethod
     def _credentials(raw: Any) -> tuple[str, str]:
@@ -74,7 +82,8 @@ class ClientSecurity:
 
     def sasl_client(self) -> SaslClient:
         assert self.mechanism is not None
-        return sasl_client(self.mechanism, self._username, self._password)
+        return sasl_client(self.mechanism, self._username, self._password,
+                           {"tokenauth": "true"} if self._tokenauth else None)
 
 
 def client_security(configs: Mapping[str, Any]) -> ClientSecurity | None:

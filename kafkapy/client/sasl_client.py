@@ -2,7 +2,8 @@
 
 A mechanism produces the first token (`initial()`), then answers each server token
 (`evaluate(token) -> bytes | None`, None once complete). PLAIN sends `\\0user\\0password`; SCRAM
-sends client-first, then client-final with the proof, and checks the server's signature (a wrong
+sends client-first (with Kafka's extensions, e.g. `tokenauth=true` for a delegation token), then
+client-final with the proof, and checks the server's signature (a wrong
 signature raises SaslAuthenticationFailedError: the broker did not prove it knows the credential).
 One instance per authentication, used by one thread.
 """
@@ -36,12 +37,15 @@ class PlainSaslClient(SaslClient):
 
 
 class ScramSaslClient(SaslClient):
-    def __init__(self, mechanism: str, username: str, password: str) -> None:
+    def __init__(self, mechanism: str, username: str, password: str,
+                 extensions: dict[str, str] | None = None) -> None:
         self._hash = scram.MECHANISMS[mechanism]
         self._username = username
         self._password = password
         self._nonce = scram.nonce()
-        self._first_bare = f"n={scram.sasl_name_encode(username)},r={self._nonce}"
+        # Kafka's ClientFirstMessage: extensions (e.g. tokenauth=true for a delegation token) follow the nonce.
+        extra = "".join(f",{k}={v}" for k, v in (extensions or {}).items())
+        self._first_bare = f"n={scram.sasl_name_encode(username)},r={self._nonce}{extra}"
         self._auth_message = b""
         self._salted = b""
         self._step = 0
@@ -75,9 +79,10 @@ class ScramSaslClient(SaslClient):
         return None
 
 
-def sasl_client(mechanism: str, username: str, password: str) -> SaslClient:
+def sasl_client(mechanism: str, username: str, password: str,
+                extensions: dict[str, str] | None = None) -> SaslClient:
     if mechanism == "PLAIN":
         return PlainSaslClient(username, password)
     if mechanism in scram.MECHANISMS:
-        return ScramSaslClient(mechanism, username, password)
+        return ScramSaslClient(mechanism, username, password, extensions)
     raise UnsupportedSaslMechanismError(f"SASL mechanism {mechanism} is not supported by this client")

@@ -441,6 +441,24 @@ class PathMetadataStore(MetadataStore):
     def _notify_acl_change(self, prefixed: bool, resource_type: str, name: str) -> None:
         """Hook for a ZooKeeper backend to write Kafka's /kafka-acl-changes notification."""
 
+    # -- delegation tokens (/delegation_token/tokens/<tokenId>, Kafka's JSON; server/security/delegation_token_manager)
+
+    def set_delegation_token(self, token_id: str, data: dict[str, Any]) -> None:
+        path = f"{zk_data.DELEGATION_TOKENS_PATH}/{token_id}"
+        for _ in range(10):
+            try:
+                self._multi([SetData(path, data) if self._get(path) is not None else Create(path, data)])
+                return
+            except (NodeExistsError, NoNodeError):
+                continue
+        raise MetadataStoreError(f"{path}: could not be written")
+
+    def delete_delegation_token(self, token_id: str) -> None:
+        try:
+            self._multi([Delete(f"{zk_data.DELEGATION_TOKENS_PATH}/{token_id}")])
+        except NoNodeError:
+            pass
+
     # -- config overrides -----------------------------------------------------------------------------------
 
     def entity_names(self, entity_type: str) -> list[str]:

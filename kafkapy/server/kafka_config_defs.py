@@ -246,6 +246,12 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("sasl.oauthbearer.scope.claim.name", STR, "scope", None),
     ("sasl.oauthbearer.sub.claim.name", STR, "sub", None),
     ("sasl.oauthbearer.clock.skew.seconds", INT, "30", None),
+    # delegation tokens (server/security/delegation_token_manager.py): enabled by the secret key
+    ("delegation.token.secret.key", PASSWORD, None, None),
+    ("delegation.token.master.key", PASSWORD, None, None),  # deprecated name of the secret key
+    ("delegation.token.max.lifetime.ms", LONG, "604800000", at_least(1)),
+    ("delegation.token.expiry.time.ms", LONG, "86400000", at_least(1)),
+    ("delegation.token.expiry.check.interval.ms", LONG, "3600000", at_least(1)),
     ("connections.max.reauth.ms", LONG, "0", at_least(0)),
     ("connection.failed.authentication.delay.ms", INT, "100", at_least(0)),
     # TLS: PEM stores only (ssl.keystore.type / ssl.truststore.type default to PEM here, JKS in Kafka)

@@ -64,6 +64,7 @@ HANDLER_MODULES = (
     "client_quotas",
     "transactions",
     "acls",
+    "delegation_tokens",
 )
 
 

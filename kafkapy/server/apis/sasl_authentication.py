@@ -35,6 +35,7 @@ from kafkapy.protocol.messages import (
 )
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.network.sasl_session import SaslSession, SaslState, log_authentication_failure
+from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
 from kafkapy.server.security.sasl_server import (
     OAuthBearerSaslServer,
     PlainSaslServer,
@@ -63,7 +64,9 @@ def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> Sa
         return PlainSaslServer(session.security.plain_users)
     if mechanism == "OAUTHBEARER":
         return OAuthBearerSaslServer(session.security.oauthbearer_validator, ctx.server.time.milliseconds)
-    return ScramSaslServer(mechanism, ScramCredentialStore(ctx.server.controller.store).lookup)
+    store = ctx.server.controller.store
+    tokens = DelegationTokenManager(ctx.server.config, store, ctx.server.time.milliseconds)
+    return ScramSaslServer(mechanism, ScramCredentialStore(store).lookup, tokens.scram_credential)
 
 
 @api(ApiKey.SASL_HANDSHAKE, 0, 1)
@@ -121,6 +124,7 @@ def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateReque
     if principal is None:
         return _respond_token(ctx, token)
     session.principal = principal
+    session.token_authenticated = bool(getattr(server, "token_authenticated", False))
     session.state = SaslState.COMPLETE
     session.server = None
     lifetimes = [ms for ms in (session.security.reauth_ms, server.lifetime_ms) if ms]

@@ -42,7 +42,7 @@ class SaslState(enum.Enum):
 
 class SaslSession:
     __slots__ = ("security", "state", "mechanism", "server", "raw_tokens", "principal", "expiration_ms",
-                 "reauthenticating")
+                 "reauthenticating", "token_authenticated")
 
     def __init__(self, security: Any) -> None:
         self.security = security  # the listener's ListenerSecurity (enabled mechanisms, JAAS, limits)
@@ -53,6 +53,7 @@ class SaslSession:
         self.principal: KafkaPrincipal = ANONYMOUS
         self.expiration_ms: int | None = None  # hi-res clock ms; None = no re-authentication required
         self.reauthenticating = False
+        self.token_authenticated = False  # logged in with a delegation token (SCRAM tokenauth=true)
 
     @property
     def authenticated(self) -> bool:

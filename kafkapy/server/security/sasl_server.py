@@ -1,5 +1,7 @@
 """SASL mechanism servers: PLAIN (RFC 4616, users from the listener's JAAS `user_<name>="<password>"`
-options), SCRAM-SHA-256/512 (RFC 5802/7677, credentials from the metadata store) and OAUTHBEARER
+options), SCRAM-SHA-256/512 (RFC 5802/7677, credentials from the metadata store; with Kafka's `tokenauth=true`
+extension the user name is a delegation token id, the credential derived from its HMAC and the
+principal the token's owner) and OAUTHBEARER
 (RFC 7628 client initial response `n,[a=authzid],%x01auth=Bearer <token>%x01[k=v%x01]...%x01`; the token
 is checked by the listener's validator: Kafka's unsecured one or the JWS-verifying one).
 
@@ -24,6 +26,8 @@ OAUTHBEARER_GENERIC_FAILURE = ("Authentication failed during authentication due 
                                "SASL mechanism OAUTHBEARER")
 
 CredentialLookup = Callable[[str, str], "scram.ScramCredential | None"]  # (mechanism, user)
+# (mechanism, token id) -> (SCRAM credential, owner name, ms until the token expires) | None
+TokenLookup = Callable[[str, str], "tuple[scram.ScramCredential, str, int] | None"]
 
 
 class SaslServer:
@@ -65,16 +69,19 @@ class PlainSaslServer(SaslServer):
 
 
 class ScramSaslServer(SaslServer):
-    def __init__(self, mechanism: str, lookup: CredentialLookup) -> None:
+    def __init__(self, mechanism: str, lookup: CredentialLookup, token_lookup: TokenLookup | None = None) -> None:
         self.mechanism = mechanism
         self._hash = scram.MECHANISMS[mechanism]
         self._lookup = lookup
+        self._token_lookup = token_lookup
+        self.token_authenticated = False  # the `tokenauth=true` extension: a delegation token logged in
         self._step = 0
         self._credential: scram.ScramCredential | None = None
         self._client_first_bare = ""
         self._server_first = ""
         self._nonce = ""
         self._user = ""
+        self._owner = ""
 
     def _fail(self) -> SaslAuthenticationFailedError:
         return SaslAuthenticationFailedError("Authentication failed during authentication due to invalid "
@@ -97,10 +104,15 @@ class ScramSaslServer(SaslServer):
         authzid, sep2, bare = rest.partition(",")
         if not sep or not sep2 or gs2 not in ("n", "y") or (authzid and not authzid.startswith("a=")):
             raise SaslAuthenticationFailedError("Invalid SCRAM client-first message")
+        # Kafka's ClientFirstMessage: n=<saslname>,r=<nonce> then extensions `,<letters>=<value>` (tokenauth=true).
+        parts = bare.split(",")
         try:
-            attrs = scram.parse_attributes(bare)
+            attrs = scram.parse_attributes(",".join(parts[:2]))
         except scram.ScramError as e:
             raise SaslAuthenticationFailedError(f"Invalid SCRAM client-first message: {e}") from None
+        extensions = dict(p.partition("=")[::2] for p in parts[2:])
+        if any(not k.isalpha() or not k.isascii() for k in extensions):
+            raise SaslAuthenticationFailedError("Invalid SCRAM client-first message: malformed extension")
         user, client_nonce = attrs.get("n"), attrs.get("r")
         if not user or not client_nonce:
             raise SaslAuthenticationFailedError("Invalid SCRAM client-first message")
@@ -108,7 +120,17 @@ class ScramSaslServer(SaslServer):
         if authzid and scram.sasl_name_decode(authzid[2:]) != self._user:
             raise SaslAuthenticationFailedError("Authentication failed: Client requested an authorization id "
                                                 "that is different from username")
-        self._credential = self._lookup(self.mechanism, self._user)
+        if extensions.get("tokenauth", "").lower() == "true":
+            # Kafka's DelegationTokenCredentialCallback: the user name is a token id, the principal its owner.
+            token = self._token_lookup(self.mechanism, self._user) if self._token_lookup is not None else None
+            if token is None:
+                self.failure_reason = f"Token Authentication failed: Invalid tokenId : {self._user}"
+                raise self._fail()
+            self._credential, self._owner, self.lifetime_ms = token
+            self.token_authenticated = True
+        else:
+            self._credential = self._lookup(self.mechanism, self._user)
+            self._owner = self._user
         if self._credential is None:
             raise self._fail()
         self._client_first_bare = bare
@@ -135,7 +157,7 @@ class ScramSaslServer(SaslServer):
         assert self._credential is not None
         if not scram.verify_client_proof(self._hash, self._credential, message, proof):
             raise self._fail()
-        self.authorization_id = self._user
+        self.authorization_id = self._owner
         signature = scram.server_signature(self._hash, self._credential.server_key, message)
         return f"v={scram.b64(signature)}".encode()
 
