@@ -1,14 +1,18 @@
-"""Figures for the kafkapy Spark data source (not a test): read and write rows/s in local[2], and the
-wall time of `kafkapy spark-submit` for the clickstream batch example.
+"""Figures for the kafkapy Spark data source (not a test): read and write rows/s in local[2], before and
+after (the former paths stay selectable: kafkapy.reader=per-task, kafkapy.writer=per-record), with
+confluent-kafka's producer as the reference line, and the wall time of `kafkapy spark-submit` for the
+clickstream batch example.
 
     .venv/bin/python bench/bench_spark.py [--records 1000000] [--value-bytes 100] [--rounds 2]
 
 A kafkapy broker runs as a subprocess on 127.0.0.1 (bench_rebalance.start_broker, tmp log dir). Figures:
-- read: 1 M 100-byte records (4 partitions, produced by confluent-kafka) read with format("kafkapy")
-  into a grouped count (`groupBy("partition").count()`), rows/s = records / query seconds (the
-  SparkSession is started before timing; best and all rounds printed);
+- produce (reference): confluent-kafka (librdkafka) producing the input, rows/s of its produce+flush;
+- read: 1 M 100-byte records (4 partitions) read with format("kafkapy") into a grouped count
+  (`groupBy("partition").count()`), rows/s = records / query seconds (the SparkSession is started before
+  timing; best and all rounds printed), before (per-task) and after (pipelined, worker connection);
 - write: 1 M rows (`spark.range` -> key string, 100-byte value) written with format("kafkapy"),
-  rows/s = rows / save seconds (acks=1, uncompressed, linger.ms=5);
+  rows/s = rows / save seconds (acks=1, uncompressed, linger.ms=5), before (per-record) and after (batch),
+  and after with kafka.compression.type=lz4;
 - spark-submit: wall time of `kafkapy spark-submit examples/clickstream/clickstream_batch.py` over
   100 000 click events, from process start to exit (JVM, session, job, write).
 """
@@ -107,7 +111,9 @@ def main(argv: list[str]) -> int:
     try:
         t = time.monotonic()
         produce_records(bootstrap, "bench-spark-in", a.records, a.value_bytes)
-        print(f"produced {a.records} x {a.value_bytes} B records in {time.monotonic() - t:.1f} s (confluent-kafka)")
+        took = time.monotonic() - t
+        print(f"produce (reference) {a.records} x {a.value_bytes} B records with confluent-kafka: "
+              f"{a.records / took:,.0f} rows/s ({took:.1f} s, linger.ms=20)")
 
         from pyspark.sql import SparkSession
 
@@ -115,35 +121,39 @@ def main(argv: list[str]) -> int:
                  .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
                  .config("spark.driver.memory", "1g").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
-        df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
-              .option("subscribe", "bench-spark-in").load())
         jvm = spark.sparkContext._gateway.proc.pid
-        reads, read_cpu = [], []
-        for _ in range(a.rounds):
-            t, c = time.monotonic(), tree_cpu_seconds(jvm)
-            counts = df.groupBy("partition").count().collect()
-            reads.append(time.monotonic() - t)
-            read_cpu.append(tree_cpu_seconds(jvm) - c)
-            assert sum(r["count"] for r in counts) == a.records, counts
-        print(f"read  {a.records} rows into a grouped count, local[2]: best {a.records / min(reads):,.0f} rows/s "
-              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)}); Spark CPU (JVM + Python workers) "
-              f"{min(read_cpu):.1f} s = {a.records / (min(read_cpu) / 2):,.0f} rows/s on 2 otherwise idle cores")
+        for label, reader in (("before", "per-task"), ("after ", "pipelined")):
+            df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
+                  .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
+            reads, read_cpu = [], []
+            for _ in range(a.rounds):
+                t, c = time.monotonic(), tree_cpu_seconds(jvm)
+                counts = df.groupBy("partition").count().collect()
+                reads.append(time.monotonic() - t)
+                read_cpu.append(tree_cpu_seconds(jvm) - c)
+                assert sum(r["count"] for r in counts) == a.records, counts
+            print(f"read  {label} ({reader}) {a.records} rows into a grouped count, local[2]: best "
+                  f"{a.records / min(reads):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)}); "
+                  f"Spark CPU (JVM + Python workers) {min(read_cpu):.1f} s")
 
         out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
                                                 f"repeat('x', {a.value_bytes}) AS value")
-        writes, write_cpu = [], []
-        for i in range(a.rounds):
-            topic = f"bench-spark-out-{i}"
-            create_topic(bootstrap, topic)
-            t, c = time.monotonic(), tree_cpu_seconds(jvm)
-            (out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
-             .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1").save())
-            writes.append(time.monotonic() - t)
-            write_cpu.append(tree_cpu_seconds(jvm) - c)
-            assert end_offsets_sum(bootstrap, topic) == a.records
-        print(f"write {a.records} rows to a topic, local[2]: best {a.records / min(writes):,.0f} rows/s "
-              f"(rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)}); Spark CPU {min(write_cpu):.1f} s = "
-              f"{a.records / (min(write_cpu) / 2):,.0f} rows/s on 2 otherwise idle cores")
+        for label, writer, codec in (("before", "per-record", "none"), ("after ", "batch", "none"),
+                                     ("after ", "batch", "lz4")):
+            writes, write_cpu = [], []
+            for i in range(a.rounds):
+                topic = f"bench-spark-out-{writer}-{codec}-{i}"
+                create_topic(bootstrap, topic)
+                t, c = time.monotonic(), tree_cpu_seconds(jvm)
+                (out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
+                 .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1")
+                 .option("kafka.compression.type", codec).option("kafkapy.writer", writer).save())
+                writes.append(time.monotonic() - t)
+                write_cpu.append(tree_cpu_seconds(jvm) - c)
+                assert end_offsets_sum(bootstrap, topic) == a.records
+            print(f"write {label} ({writer}, {codec}) {a.records} rows to a topic, local[2]: best "
+                  f"{a.records / min(writes):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)}); "
+                  f"Spark CPU {min(write_cpu):.1f} s")
         spark.stop()
 
         sys.path.insert(0, str(REPO / "examples" / "clickstream"))

@@ -18,14 +18,14 @@ import time
 TOPICS = {"orders": ("zstd", 2, 30_000), "clicks": ("lz4", 3, 40_000), "audit": ("none", 1, 10_000)}
 
 
-def generate_log_dir(log_dir: str, seed: int = 11, batch_records: int = 200) -> None:
+def generate_log_dir(log_dir: str, seed: int = 11, batch_records: int = 200, segment_bytes: int = 1024 * 1024) -> None:
     from kafkapy.record.compression import CompressionType
     from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
     from kafkapy.storage.log import Log
     from kafkapy.storage.log_config import LogConfig
 
     rng = random.Random(seed)
-    config = LogConfig.from_props({"segment.bytes": 1024 * 1024})
+    config = LogConfig.from_props({"segment.bytes": segment_bytes})
     now = (int(time.time()) - 7200) * 1000
     for topic, (codec, partitions, records) in TOPICS.items():
         for p in range(partitions):

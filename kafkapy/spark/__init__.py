@@ -18,11 +18,21 @@ __all__ = ["register", "install", "DATA_SOURCE_NAME"]
 DATA_SOURCE_NAME = "kafkapy"
 
 
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
 def register(spark: Any) -> None:
-    """Register the kafkapy data source in `spark` (a SparkSession)."""
+    """Register the kafkapy data sources in `spark` (a SparkSession): "kafkapy" and
+    "kafkapy-log-segments" (whose filter push-down needs PUSHDOWN_CONF, turned on unless set)."""
     from kafkapy.spark.data_source import KafkaDataSource
+    from kafkapy.spark.log_segments import LogSegmentsDataSource
 
     spark.dataSource.register(KafkaDataSource)
+    spark.dataSource.register(LogSegmentsDataSource)
+    if spark.conf.get(PUSHDOWN_CONF, None) in (None, "false") and not spark.sparkContext.getConf().contains(
+        PUSHDOWN_CONF
+    ):
+        spark.conf.set(PUSHDOWN_CONF, "true")
 
 
 def install(spark: Any = None) -> None:

@@ -44,7 +44,8 @@ def read_partition(spec: RangeRead, schema: Any, partition: KafkaInputPartition)
 
 
 def range_read(options: SourceOptions) -> RangeRead:
-    return RangeRead(options.kafka, options.include_headers, options.fail_on_data_loss, options.poll_timeout_ms)
+    return RangeRead(options.kafka, options.include_headers, options.fail_on_data_loss, options.poll_timeout_ms,
+                     options.reader)
 
 
 class KafkaBatchReader(DataSourceReader):

@@ -26,6 +26,7 @@ SOURCE_KEYS = frozenset({
     "failondataloss", "minpartitions", "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay",
     "maxrecordsperpartition", "includeheaders", "kafkaconsumer.polltimeoutms", "fetchoffset.numretries",
     "fetchoffset.retryintervalms", "groupidprefix",
+    "kafkapy.reader",  # "pipelined" (default) | "per-task": the former read path, for the benchmark
 })
 SINK_KEYS = frozenset({"topic", "includeheaders", "kafkapy.writer"})
 PER_RECORD = "per-record"  # kafkapy.writer: the former one-send-per-row path, kept for the benchmark
@@ -113,6 +114,7 @@ class SourceOptions:
     min_partitions: int | None = None
     max_offsets_per_trigger: int | None = None
     poll_timeout_ms: int = 120000
+    reader: str = "pipelined"
     originals: dict[str, str] = field(default_factory=dict)
 
 
@@ -170,6 +172,13 @@ def _offset_spec(opts: dict[str, str], prefix: str, default: str) -> OffsetSpec:
     raise KafkaSourceError(f"Unsupported {prefix}Offsets value '{value}': use earliest, latest or JSON offsets")
 
 
+def _reader(opts: dict[str, str]) -> str:
+    reader = opts.get("kafkapy.reader", "pipelined").strip().lower()
+    if reader not in ("pipelined", "per-task"):
+        raise KafkaSourceError(f"Option 'kafkapy.reader' must be 'pipelined' or 'per-task', got '{reader}'")
+    return reader
+
+
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
     """Validate a read's options (Spark's validateBatchOptions / validateStreamOptions)."""
     opts = _lower(options)
@@ -215,6 +224,7 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         min_partitions=_int(opts, "minpartitions"),
         max_offsets_per_trigger=_int(opts, "maxoffsetspertrigger"),
         poll_timeout_ms=poll or 120000,
+        reader=_reader(opts),
         originals=opts,
     )
 

@@ -1,19 +1,25 @@
 """Read one topic-partition offset range as Arrow record batches (runs in Spark's executor workers).
 
-Each task opens its own NetworkClient (readers are pickled to executors; connections are not), sends
-single-partition Fetch requests (v4-v12: topics by name, so any Kafka 1.0+ broker answers) to the
-partition's leader from `from_offset` until `until_offset`, and turns every Fetch response into one
-Arrow batch through record_columns.RecordColumns: per-batch work, no per-record Python objects.
+Each task sends single-partition Fetch requests (v4-v12: topics by name, so any Kafka 1.0+ broker
+answers) to the partition's leader from `from_offset` until `until_offset`, and turns every Fetch
+response into one Arrow batch through record_columns.RecordColumns: per-batch work, no per-record
+Python objects. The connection is the Python worker's (one NetworkClient per distinct `kafka.*` option
+set, kept across tasks since Spark reuses its Python workers), and the next Fetch is sent as soon as a
+response's batches are located, so the broker reads and sends the next range while this one is
+decoded. `kafkapy.reader=per-task` selects the former path (a connection per task, one fetch at a
+time), kept for the benchmark's before/after.
 Control batches are skipped; with kafka.isolation.level=read_committed, batches of aborted
 transactions are too (Java's Fetcher rule). OFFSET_OUT_OF_RANGE means data loss: with failOnDataLoss
 the task fails with Spark's wording, otherwise it continues from the earliest offset still in the log.
 
-Thread-safety: one call per task; nothing shared.
+Thread-safety: one call per task; the worker's client cache is guarded by a lock (a task that fails
+drops its client, whose connection may hold an unread response).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +35,10 @@ from kafkapy.protocol.messages.fetch import FetchRequest
 from kafkapy.spark.errors import KafkaDataLossError
 
 log = logging.getLogger(__name__)
+
+PER_TASK = "per-task"  # kafkapy.reader: the former path (a connection per task, one fetch at a time)
+_clients: dict[tuple, NetworkClient] = {}
+_clients_lock = threading.Lock()
 
 FETCH_KEY = 1
 FETCH_MAX_VERSION = 12  # the last version naming topics by name
@@ -48,6 +58,7 @@ class RangeRead:
     include_headers: bool
     fail_on_data_loss: bool
     poll_timeout_ms: int
+    reader: str = "pipelined"
 
 
 def consumer_config(kafka: dict[str, str], role: str) -> ConsumerConfig:
@@ -70,6 +81,27 @@ def _fetch_request(config: ConsumerConfig, tp: TopicPartition, offset: int) -> F
     )
 
 
+def _client(config: ConsumerConfig, kafka: dict[str, str], reuse: bool) -> tuple[NetworkClient, bool]:
+    """(a NetworkClient for these options, whether the caller owns it). With `reuse`, one client per
+    distinct option set lives as long as the Python worker: Spark reuses workers across tasks
+    (spark.python.worker.reuse), so a worker keeps its connection and metadata from task to task."""
+    if not reuse:
+        return NetworkClient(config), True
+    key = tuple(sorted(kafka.items()))
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = NetworkClient(config)
+    return client, False
+
+
+def _drop_client(kafka: dict[str, str], client: NetworkClient) -> None:
+    with _clients_lock:
+        if _clients.get(tuple(sorted(kafka.items()))) is client:
+            del _clients[tuple(sorted(kafka.items()))]
+    client.close()
+
+
 def read_range(
     spec: RangeRead, tp: TopicPartition, from_offset: int, until_offset: int, arrow_schema: Any
 ) -> Iterator[Any]:
@@ -80,20 +112,28 @@ def read_range(
         return
     config = consumer_config(spec.kafka, "reader")
     read_committed = config["isolation.level"] == "read_committed"
-    client = NetworkClient(config)
+    pipelined = spec.reader != PER_TASK
+    client, owned = _client(config, spec.kafka, pipelined)
+    failed = True
     try:
         offset = from_offset
         leader = None
+        ahead: tuple[int, Any] | None = None  # (fetch offset, response future) sent before decoding
         deadline = time.monotonic() + spec.poll_timeout_ms / 1000
         while offset < until_offset:
             if leader is None:
+                ahead = None
                 leader = client.update_metadata([tp.topic]).leader_for(tp)
                 if leader is None:
                     _wait_or_fail(deadline, tp, offset, spec.poll_timeout_ms)
                     continue
             try:
-                resp = client.request(leader, _fetch_request(config, tp, offset), api_key=FETCH_KEY,
-                                      max_version=FETCH_MAX_VERSION)
+                if ahead is not None and ahead[0] == offset:
+                    resp = client.get_connection(leader).wait(ahead[1], client.request_timeout_ms)
+                else:
+                    resp = client.request(leader, _fetch_request(config, tp, offset), api_key=FETCH_KEY,
+                                          max_version=FETCH_MAX_VERSION)
+                ahead = None
             except KafkaError as e:
                 log.debug("fetch of %s at %d failed: %s", tp, offset, e)
                 leader = None
@@ -115,14 +155,25 @@ def read_range(
             next_offset = _collect(cols, p, offset, read_committed, bool(config["check.crcs"]), tp)
             if next_offset > offset:
                 deadline = time.monotonic() + spec.poll_timeout_ms / 1000
+                if pipelined and next_offset < until_offset:
+                    # The broker reads and sends the next range while this one is decoded.
+                    try:
+                        ahead = (next_offset, client.send(leader, _fetch_request(config, tp, next_offset),
+                                                          api_key=FETCH_KEY, max_version=FETCH_MAX_VERSION))
+                    except KafkaError:
+                        ahead = None
                 batches = cols.build(offset, until_offset)
                 offset = next_offset
                 yield from batches
             elif p.high_watermark <= offset or not p.records:
                 # Nothing at this offset yet (a range planned past what is readable, e.g. uncommitted).
                 _wait_or_fail(deadline, tp, offset, spec.poll_timeout_ms)
+        failed = False
     finally:
-        client.close()
+        if owned:
+            client.close()
+        elif failed:
+            _drop_client(spec.kafka, client)  # its connection may hold unread responses
 
 
 def _collect(cols: Any, p: Any, offset: int, read_committed: bool, check_crcs: bool, tp: TopicPartition) -> int:

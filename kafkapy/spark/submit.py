@@ -10,7 +10,8 @@ No SPARK_HOME or activated virtualenv is needed: the script is found next to the
 - a Python pipeline runs through spark/pipeline_runner.py, which installs kafkapy's hooks first
   (format("kafka") is kafkapy's source, Spark's Kafka save modes: spark/kafka_format.py), so a pipeline
   written for Spark's Kafka connector runs unedited; `--name` defaults to the pipeline's file name, as
-  spark-submit's own default would be;
+  spark-submit's own default would be; spark.sql.python.filterPushdown.enabled=true unless given
+  (kafkapy-log-segments pushes filters down);
 - quiet logs (log4j2 root level WARN, no console progress bar) through a SPARK_CONF_DIR holding a
   log4j2.properties, unless `--verbose` is given or SPARK_CONF_DIR is already set.
 Every other argument (`--conf k=v`, `--py-files`, `--driver-memory`, the pipeline and its arguments)
@@ -88,6 +89,7 @@ def _has_flag(args: Sequence[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 # spark-submit options that take no value (every other `--option` takes the next argument).
 _FLAGS = frozenset({"--verbose", "-v", "--supervise", "--help", "-h", "--version", "--kill", "--status"})
 
@@ -114,6 +116,9 @@ def with_pipeline_runner(args: Sequence[str]) -> list[str]:
     out[i:i + 1] = [runner, pipeline]
     if not _has_flag(out[:i], "--name") and not any("spark.app.name=" in a for a in out[:i]):
         out[i:i] = ["--name", Path(pipeline).name]
+        i += 2
+    if not any(a.startswith(PUSHDOWN_CONF + "=") for a in out[:i]):
+        out[i:i] = ["--conf", f"{PUSHDOWN_CONF}=true"]  # the log-segments source's filter push-down
     return out
 
 

@@ -152,13 +152,13 @@ def test_log_segment_analytics_reads_the_brokers_log_dir_offline(spark, topic, k
     import sys
     from pathlib import Path
 
+    import kafkapy.spark
     from kafkapy.record.memory_records import MemoryRecords
-    from kafkapy.spark.log_segments import LogSegmentsDataSource
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "log_segments"))
     from log_segment_analytics import partition_report
 
-    spark.dataSource.register(LogSegmentsDataSource)
+    kafkapy.spark.register(spark)
     log_dir = kafkapy_broker.log_dir
     report = partition_report(spark.read.format("kafkapy-log-segments").load(log_dir)).collect()
     got = {(r.topic, r.partition): (r.segments, r.batches, r.records, r.bytes, r.keys, r.first, r.last, r.codecs)
@@ -175,3 +175,116 @@ def test_log_segment_analytics_reads_the_brokers_log_dir_offline(spark, topic, k
                                     sorted({b.compression.lower_name for b in batches}))
     assert got == want
     assert all(v[2] == N // PARTITIONS and v[7] == ["lz4"] for v in got.values())
+
+
+@pytest.fixture(scope="module")
+def generated_log_dir(tmp_path_factory) -> tuple[str, list]:
+    """examples/log_segments/generate_log_dir.py's topics (1 MiB segments: several per partition) and every
+    record decoded with kafkapy's record reader: (topic, partition, offset, timestamp ms, key, value size,
+    producer id, batch base offset, batch bytes)."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from kafkapy.record.memory_records import MemoryRecords
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "log_segments"))
+    from generate_log_dir import generate_log_dir
+
+    log_dir = str(tmp_path_factory.mktemp("segments"))
+    generate_log_dir(log_dir, segment_bytes=256 * 1024)
+    rows = []
+    for name in sorted(os.listdir(log_dir)):
+        topic, _, part = name.rpartition("-")
+        pdir = Path(log_dir, name)
+        for f in sorted(pdir.glob("*.log")):
+            for b in MemoryRecords(f.read_bytes()).batches():
+                for r in b.records():
+                    rows.append((topic, int(part), r.offset, r.timestamp, r.key,
+                                 -1 if r.value is None else len(r.value), b.producer_id, b.base_offset, b.size_in_bytes))
+    return log_dir, rows
+
+
+def test_log_segments_push_down_reads_only_needed_segments_and_ranges(spark, generated_log_dir) -> None:
+    """Filters on topic, partition, offset and timestamp: the rows equal the decoded records that match;
+    the planned input partitions are only that partition's segments, the first one narrowed by its index."""
+    import os
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, LessThan
+
+    import kafkapy.spark
+    from kafkapy.spark.log_segments import SCHEMA, LogSegmentsReader
+
+    log_dir, rows = generated_log_dir
+    kafkapy.spark.register(spark)
+    clicks1 = sorted(r for r in rows if r[0] == "clicks" and r[1] == 1)
+    lo, hi = clicks1[len(clicks1) // 3][2], clicks1[2 * len(clicks1) // 3][2]
+    df = (spark.read.format("kafkapy-log-segments").load(log_dir)
+          .where((F.col("topic") == "clicks") & (F.col("partition") == 1) & (F.col("offset") >= lo)
+                 & (F.col("offset") < hi)))
+    got = sorted((r.offset, r.valueSize, r.key, r.batchBaseOffset) for r in df.collect())
+    assert got == [(r[2], r[5], r[4], r[7]) for r in clicks1 if lo <= r[2] < hi]
+
+    reader = LogSegmentsReader([log_dir], SCHEMA)
+    filters = [EqualTo(("topic",), "clicks"), In(("partition",), (1,)), GreaterThanOrEqual(("offset",), lo),
+               LessThan(("offset",), hi)]
+    assert list(reader.pushFilters(filters)) == filters  # Spark re-checks every row
+    parts = [p.range for p in reader.partitions()]
+    assert {(p.topic, p.partition) for p in parts} == {("clicks", 1)}
+    segments = sorted(int(n[:-4]) for n in os.listdir(f"{log_dir}/clicks-1") if n.endswith(".log"))
+    assert len(segments) > 3 and len(parts) < len(segments)
+    assert parts[0].start > 0 and parts[0].base_offset <= lo
+    assert parts[-1].end > 0 or parts[-1].base_offset == segments[-1]
+
+    # Timestamps: from a time in the middle of orders-0; rolled segments wholly before it are skipped.
+    orders0 = sorted((r for r in rows if r[0] == "orders" and r[1] == 0), key=lambda r: r[2])
+    since = orders0[len(orders0) // 2][3]
+    df = (spark.read.format("kafkapy-log-segments").load(log_dir)
+          .where((F.col("topic") == "orders") & (F.col("timestamp") >= F.lit(since / 1000).cast("timestamp"))))
+    got = sorted((r.partition, r.offset) for r in df.collect())
+    assert got == sorted((r[1], r[2]) for r in rows if r[0] == "orders" and r[3] >= since)
+    reader = LogSegmentsReader([log_dir], SCHEMA)
+    list(reader.pushFilters([EqualTo(("topic",), "orders"), EqualTo(("partition",), 0),
+                             GreaterThanOrEqual(("timestamp",), dt.datetime.fromtimestamp(since / 1000, dt.UTC))]))
+    planned = [p.range for p in reader.partitions()]
+    all_segments = len([n for n in os.listdir(f"{log_dir}/orders-0") if n.endswith(".log")])
+    assert len(planned) < all_segments and planned[0].start > 0
+
+
+def test_log_segments_ops_reports(spark, generated_log_dir) -> None:
+    """The example's ops questions over the generated dir: records and bytes per topic and hour, the largest
+    keys, producers by id, each against the records decoded directly."""
+    import sys
+    from collections import Counter, defaultdict
+    from pathlib import Path
+
+    import kafkapy.spark
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "log_segments"))
+    from log_segment_analytics import hourly_report, largest_keys, producers_report
+
+    log_dir, rows = generated_log_dir
+    kafkapy.spark.register(spark)
+    records = spark.read.format("kafkapy-log-segments").load(log_dir)
+    batches: dict = {}
+    for r in rows:
+        b = batches.setdefault((r[0], r[1], r[7]), [0, r[8], 0])
+        b[0] += 1
+        b[2] = max(b[2], r[3])
+    hourly: dict = defaultdict(lambda: [0, 0])
+    for (topic, _p, _b), (n, size, ts) in batches.items():
+        h = hourly[(topic, ts - ts % 3_600_000)]
+        h[0] += n
+        h[1] += size
+    # PySpark hands timestamps back as naive local times: .timestamp() reads them back the same way.
+    got = {(r.topic, int(r.hour.timestamp() * 1000)): [r.records, r.bytes] for r in hourly_report(records).collect()}
+    assert got == {k: v for k, v in hourly.items()}
+    sizes: Counter = Counter()
+    for r in rows:
+        if r[4] is not None:
+            sizes[(r[0], r[4])] += max(r[5], 0)
+    top = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert [((r.topic, r.key), r.valueBytes) for r in largest_keys(records, 5).collect()] == top
+    by_pid = Counter(r[6] for r in rows)
+    assert {r.producerId: r.records for r in producers_report(records).collect()} == dict(by_pid)

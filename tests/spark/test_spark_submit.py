@@ -130,14 +130,18 @@ def test_default_master_and_environment() -> None:
     from kafkapy.spark.submit import build_command
 
     runner = str(REPO / "kafkapy" / "spark" / "pipeline_runner.py")
+    pushdown = "spark.sql.python.filterPushdown.enabled=true"
     cmd = build_command(["--conf", "a=b", "p.py", "x"], {"PATH": os.environ["PATH"]})
-    assert cmd.argv[1:] == ["--master", "local[*]", "--conf", "a=b", "--name", "p.py", runner, "p.py", "x"]
+    assert cmd.argv[1:] == ["--master", "local[*]", "--conf", "a=b", "--name", "p.py", "--conf", pushdown, runner,
+                            "p.py", "x"]
     assert cmd.env["PYSPARK_PYTHON"] == sys.executable and cmd.env["SPARK_LOCAL_IP"] == "127.0.0.1"
     assert cmd.quiet
     cmd = build_command(["--master=spark://h:7077", "--verbose", "p.py"], {"PATH": os.environ["PATH"]})
-    assert cmd.argv[1:] == ["--master=spark://h:7077", "--verbose", "--name", "p.py", runner, "p.py"]
+    assert cmd.argv[1:] == ["--master=spark://h:7077", "--verbose", "--name", "p.py", "--conf", pushdown, runner,
+                            "p.py"]
     assert not cmd.quiet
     cmd = build_command(["--name", "job", "--py-files", "dep.py", "dir/p.py"], {"PATH": os.environ["PATH"]})
-    assert cmd.argv[1:] == ["--master", "local[*]", "--name", "job", "--py-files", "dep.py", runner, "dir/p.py"]
+    assert cmd.argv[1:] == ["--master", "local[*]", "--name", "job", "--py-files", "dep.py", "--conf", pushdown,
+                            runner, "dir/p.py"]
 
 
