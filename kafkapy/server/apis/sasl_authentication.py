@@ -98,6 +98,19 @@ def _respond_token(ctx: RequestContext, token: bytes, session_lifetime_ms: int =
     return SaslAuthenticateResponse(error_code=0, auth_bytes=token, session_lifetime_ms=session_lifetime_ms)
 
 
+def _evaluate(server: SaslServer, token: bytes) -> tuple[bytes, bool]:
+    """The mechanism's step; whatever a client's bytes make it raise is a failed authentication (Kafka's
+    SaslServerAuthenticator answers a SaslException so), never UNKNOWN_SERVER_ERROR."""
+    try:
+        return server.evaluate(token)
+    except KafkaError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the boundary between a client's bytes and the mechanism code
+        server.failure_reason = server.failure_reason or f"{type(e).__name__}: {e}"
+        raise SaslAuthenticationFailedError("Authentication failed during authentication due to invalid "
+                                            f"credentials with SASL mechanism {server.mechanism}") from None
+
+
 @api(ApiKey.SASL_AUTHENTICATE, 0, 2)
 def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateRequest) -> Any:
     session: SaslSession | None = ctx.request.sasl
@@ -111,7 +124,7 @@ def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateReque
                       message)
     server: SaslServer = session.server
     try:
-        token, complete = server.evaluate(bytes(request.auth_bytes))
+        token, complete = _evaluate(server, bytes(request.auth_bytes))
         principal = KafkaPrincipal.user(server.authorization_id or "") if complete else None
         if principal is not None and session.reauthenticating and principal != session.principal:
             raise SaslAuthenticationFailedError(f"Cannot change principals during re-authentication from "

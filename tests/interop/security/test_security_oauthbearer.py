@@ -282,3 +282,23 @@ def test_https_jwks_endpoint_with_rotation(pki):
             build_oauthbearer_validator(lookup, {})  # the test CA is not among the system's trusted CAs
     finally:
         endpoint.close()
+
+
+def test_a_mechanism_bug_is_an_authentication_failure_not_a_server_error(oauth_broker, wire_client, caplog,
+                                                                          monkeypatch):
+    from kafkapy.server.security.sasl_server import OAuthBearerSaslServer
+
+    def broken(self, token: bytes):
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setattr(OAuthBearerSaslServer, "evaluate", broken)
+    caplog.set_level("INFO", logger=AUTH_LOGGER)
+    client = wire_client(oauth_broker.server.bound_port("OPEN"))
+    assert client.request(SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1).error_code == 0
+    resp = client.request(SaslAuthenticateRequest(auth_bytes=b"n,,\x01auth=Bearer a.b.\x01\x01"), 2)
+    assert (resp.error_code, resp.error_message) == (
+        58, "Authentication failed during authentication due to invalid credentials with SASL mechanism OAUTHBEARER")
+    assert client.is_closed()
+    lines = failure_lines(caplog)
+    assert len(lines) == 1 and "OverflowError: cannot convert float infinity to integer" in lines[0]
+    assert not [r for r in caplog.records if r.exc_info]
