@@ -8,9 +8,11 @@ epoch, the new ISR, the partition epoch it knows) and adopts the answer. Impleme
   the zkVersion (the partition epoch) plus an `/isr_change_notification/isr_change_<seq>` znode, as Kafka
   2.x's ZkIsrManager; the answer carries the new zkVersion as partition_epoch.
 The future yields the committed LeaderAndIsr, or a KafkaError instance when refused (a stale partition
-epoch: INVALID_UPDATE_VERSION; fenced: FENCED_LEADER_EPOCH, ...), or a dict {tp: either} (the
-controller's alter_partition answer). It fails with an exception when the request could not be sent;
-the Partition then retries at its next ISR check.
+epoch: INVALID_UPDATE_VERSION; fenced: FENCED_LEADER_EPOCH; OPERATION_NOT_ATTEMPTED when the manager
+already has a proposal for that partition in flight, ...), or a dict {tp: either} (the controller's
+alter_partition answer). It fails with an exception when the request could not be sent; the Partition
+keeps the proposal in flight and sends it again at its next ISR check (never falls back to the old ISR:
+the controller may have committed it). The ZooKeeper-mode sender retries by itself until answered.
 No byte format. Thread-safety: submit is called with the Partition's lock held, so an implementation
 must not block, and must complete the future from another thread (its done-callback takes the lock and
 may complete delayed operations, which must not run under it).

@@ -12,7 +12,8 @@ leader isolated from its followers but not from ZooKeeper, leader isolated from 
 isolated, and lost responses in either direction between leader and follower.
 Default run: short timeouts, each case once (about 2-3 minutes). KAFKAPY_FAULTS_LONG=1: Kafka's default
 timeouts (replica.lag.time.max.ms, controller.socket.timeout.ms 30 s, 18 s ZooKeeper session) and each
-case 5 times with different timings.
+case 5 times with different timings (KAFKAPY_FAULTS_ROUNDS overrides the count in either mode;
+KAFKAPY_FAULTS_ADDRESS_BASE moves the brokers' addresses so two runs can share the machine).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from kafkapy.client.admin_types import NewTopic
 from kafkapy.record.memory_records import MemoryRecords
 
 LONG = os.environ.get("KAFKAPY_FAULTS_LONG") == "1"
-ROUNDS = 5 if LONG else 1
+ROUNDS = int(os.environ.get("KAFKAPY_FAULTS_ROUNDS", "5" if LONG else "1"))
+# Brokers live on 127.0.0.<base>..<base+2>: two runs at once need different bases (rules match addresses).
+ADDRESS_BASE = int(os.environ.get("KAFKAPY_FAULTS_ADDRESS_BASE", "11"))
 SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "source_bind")
 if LONG:
     LAG_MS, CONTROLLER_TIMEOUT_MS, SESSION_MS = 30_000, 30_000, 18_000
@@ -56,7 +59,7 @@ _LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
 
 
 def address(broker_id: int) -> str:
-    return f"127.0.0.{11 + broker_id}"
+    return f"127.0.0.{ADDRESS_BASE + broker_id}"
 
 
 @dataclass
@@ -116,7 +119,7 @@ class FaultCluster:
                       what=f"{topic}'s ISR in ZooKeeper to be {sorted(isr)} (now {self.state(topic)})")
 
     def hold(self, seconds: float) -> None:
-        time.sleep(seconds * (self.rng.uniform(0.7, 1.3) if LONG else 1.0))
+        time.sleep(seconds * (self.rng.uniform(0.7, 1.3) if ROUNDS > 1 else 1.0))
 
 
 @pytest.fixture(scope="module")
