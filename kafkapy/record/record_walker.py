@@ -20,6 +20,10 @@ A compressed batch is walked through its streaming decompressor (compression.ite
 carried to the next one, so the walk never holds more than that tail plus one chunk (the decompressor
 bounds the total). Malformed bytes raise CorruptRecordError.
 
+The walk loop below is the reference; kafkapy/record/_record_walk.c is the same walk compiled (built by
+`pip install -e .` as an optional extension) and runs instead when present (`use_compiled`), with or
+without columns. Both are run and fuzzed against each other in tests/unit/record/test_record_walker.py.
+
 No I/O, no locks: a RecordWalk belongs to one caller; the functions are thread-safe.
 """
 
@@ -133,7 +137,7 @@ class RecordWalk:
     def walk(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
         """Walk records from data[pos] until `count` records or (partial) a record that data does not
         hold entirely; returns the position after the last record walked."""
-        if self.columns is None and _compiled_walk is not None and use_compiled:
+        if _compiled_walk is not None and use_compiled:
             return self._walk_compiled(data, pos, partial)
         n = len(data)
         i = self.index
@@ -264,8 +268,12 @@ class RecordWalk:
 
     def _walk_compiled(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
         assert _compiled_walk is not None
-        (pos, self.index, self.min_ts, self.max_ts, min_i, max_i, gap_i, gap_delta, error) = _compiled_walk(
-            data, pos, self.index, self.count, self.check_offsets, partial, self.min_ts, self.max_ts, self.null_keys)
+        cols = self.columns
+        (pos, self.index, self.min_ts, self.max_ts, min_i, max_i, gap_i, gap_delta, error, packed) = _compiled_walk(
+            data, pos, self.index, self.count, self.check_offsets, partial, self.min_ts, self.max_ts, self.null_keys,
+            cols is not None)
+        if packed and cols is not None:
+            cols.frombytes(packed)
         if min_i >= 0:
             self.min_ts_index = min_i
         if max_i >= 0:

@@ -88,7 +88,7 @@ def test_offset_gap_is_reported_not_raised() -> None:
 
 
 def test_validation_walk_matches_the_columns_walk_on_random_bytes() -> None:
-    """The compiled and the pure-Python validation walks agree with the columns walk on any input."""
+    """The compiled and the pure-Python walks, with and without columns, agree on any input."""
     import random
 
     rng = random.Random(7)
@@ -99,14 +99,17 @@ def test_validation_walk_matches_the_columns_walk_on_random_bytes() -> None:
             data[rng.randrange(len(data))] = rng.randrange(256)
         data = bytes(data[:rng.randint(len(data) - 20, len(data))]) if trial % 3 == 0 else bytes(data)
         outcomes = []
-        for columns in (None, array("q")):
+        for compiled, columns in ((True, None), (True, array("q")), (False, None), (False, array("q"))):
+            record_walker.use_compiled = compiled
             walk = RecordWalk(5, check_offsets=True, columns=columns)
             try:
                 walk.walk_all(data)
-                outcomes.append(("ok", walk.index, walk.min_ts, walk.max_ts, walk.null_keys, walk.offset_gap))
+                outcomes.append(("ok", walk.index, walk.min_ts, walk.max_ts, walk.null_keys, walk.offset_gap,
+                                 None if columns is None else list(columns)))
             except CorruptRecordError:
                 outcomes.append(("error",))
-        assert outcomes[0] == outcomes[1], (trial, data)
+        assert outcomes[0][:6] == outcomes[1][:6] == outcomes[2][:6] == outcomes[3][:6], (trial, data)
+        assert outcomes[1] == outcomes[3], (trial, data)
 
 
 ONE = encode_record(0, 0, b"k", b"v")
