@@ -24,6 +24,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,12 @@ class ListOffsetsResult:
 
 
 _produce_path_warm = False
+
+
+# A LeaderAndIsr leading at least this many partitions makes them leaders on a pool of threads: creating a
+# log and assigning its leader epoch wait on fsync, and concurrent fsyncs share the file system's commits.
+_PARALLEL_TRANSITIONS_MIN = 16
+_TRANSITION_THREADS = 16
 
 
 def _warm_up_produce_path() -> None:
@@ -204,6 +211,20 @@ class ReplicaManager:
                 self._partitions = partitions
             return partition
 
+    def _add_partitions(self, wanted: Iterable[tuple[TopicPartition, uuid.UUID | None]]) -> None:
+        """Create the missing ones of many partitions with one copy of the map (not one per partition)."""
+        with self._lock:
+            current = self._partitions
+            missing = [(tp, tid) for tp, tid in wanted if tp not in current]
+            if not missing:
+                return
+            partitions = dict(current)
+            for tp, tid in missing:
+                partitions[tp] = Partition(tp, tid, self._provide_log, self.broker_id, self.time,
+                                           self.replica_lag_time_max_ms, self._alter_isr_manager,
+                                           self._complete_delayed_requests)
+            self._partitions = partitions
+
     def _check_controller_epoch(self, controller_epoch: int, what: str) -> None:
         with self._lock:
             if controller_epoch < self.controller_epoch:
@@ -225,6 +246,12 @@ class ReplicaManager:
         errors: dict[TopicPartition, int] = {}
         leaders: list[tuple[Partition, LeaderAndIsrPartitionState]] = []
         followers: list[tuple[Partition, LeaderAndIsrPartitionState]] = []
+        states = list(states)
+        try:
+            self._add_partitions((TopicPartition(s.topic, s.partition), s.topic_id) for s in states
+                                 if not s.replicas or self.broker_id in s.replicas)
+        except Exception:
+            log.exception("Could not create partitions at once; creating them one by one")
         for state in states:
             tp = TopicPartition(state.topic, state.partition)
             if state.replicas and self.broker_id not in state.replicas:
@@ -268,9 +295,18 @@ class ReplicaManager:
         errors: dict[TopicPartition, int] = {}
         self.replica_fetcher_manager.remove_fetcher_for_partitions(p.topic_partition for p, _ in leaders)
         _warm_up_produce_path()
-        for partition, state in leaders:
+
+        def lead(item: tuple[Partition, LeaderAndIsrPartitionState]) -> tuple[int, bool]:
+            return self._transition(item[0], "leader", functools.partial(item[0].make_leader, item[1]))
+
+        if len(leaders) >= _PARALLEL_TRANSITIONS_MIN:
+            with ThreadPoolExecutor(_TRANSITION_THREADS, thread_name_prefix="become-leader") as pool:
+                outcomes = list(pool.map(lead, leaders))
+        else:
+            outcomes = [lead(item) for item in leaders]
+        for (partition, state), (code, became) in zip(leaders, outcomes, strict=True):
             tp = partition.topic_partition
-            errors[tp], became = self._transition(partition, "leader", functools.partial(partition.make_leader, state))
+            errors[tp] = code
             if became:
                 log.info("[ReplicaManager broker=%d] %s is now leader at epoch %d (log end %d, HW %d, ISR %s)",
                          self.broker_id, tp, state.leader_epoch, partition.log_end_offset, partition.high_watermark,

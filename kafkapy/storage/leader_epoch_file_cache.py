@@ -4,7 +4,10 @@ Byte format: see checkpoint_file.py (version 0, count, `epoch startOffset` lines
 Kafka's LeaderEpochFileCache: epochs and start offsets both strictly increase; `assign` drops entries
 that would break that; `end_offset_for` answers OffsetsForLeaderEpoch; truncation from the end follows
 log truncation, truncation from the start follows log start offset increments.
-Thread-safety: an internal lock guards the entries; every change is written to the file before returning.
+Thread-safety: an internal lock guards the entries; every change is written to the file before returning,
+fsynced except for truncations with `sync=False` (Kafka's truncateFromEndAsyncFlush /
+truncateFromStartAsyncFlush: a truncation lost in a crash leaves entries that the next load truncates
+again, while `assign` is always fsynced so the file never misses an entry).
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ class LeaderEpochFileCache:
         self._offsets.append(start_offset)
         return True
 
-    def truncate_from_end(self, end_offset: int) -> None:
+    def truncate_from_end(self, end_offset: int, sync: bool = True) -> None:
         """Remove entries starting at or after `end_offset` (the log was truncated to it)."""
         with self._lock:
             if end_offset < 0 or not self._offsets or self._offsets[-1] < end_offset:
@@ -119,9 +122,9 @@ class LeaderEpochFileCache:
             keep = bisect.bisect_left(self._offsets, end_offset)
             del self._epochs[keep:]
             del self._offsets[keep:]
-            self._flush()
+            self._flush(sync)
 
-    def truncate_from_start(self, start_offset: int) -> None:
+    def truncate_from_start(self, start_offset: int, sync: bool = True) -> None:
         """Drop epochs wholly before `start_offset`; the epoch holding it now starts there."""
         with self._lock:
             if start_offset < 0 or not self._offsets or self._offsets[0] >= start_offset:
@@ -132,7 +135,7 @@ class LeaderEpochFileCache:
             del self._offsets[: last_removed + 1]
             self._epochs.insert(0, epoch)
             self._offsets.insert(0, start_offset)
-            self._flush()
+            self._flush(sync)
 
     def clear_and_flush(self) -> None:
         with self._lock:
@@ -140,9 +143,9 @@ class LeaderEpochFileCache:
             self._offsets.clear()
             self._flush()
 
-    def _flush(self) -> None:
+    def _flush(self, sync: bool = True) -> None:
         if self._checkpoint is not None:
-            self._checkpoint.write(zip(self._epochs, self._offsets, strict=True))
+            self._checkpoint.write(zip(self._epochs, self._offsets, strict=True), sync)
 
     def __repr__(self) -> str:
         return f"LeaderEpochFileCache({self.epoch_entries()})"

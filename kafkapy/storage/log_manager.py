@@ -8,7 +8,10 @@ POSIX lock while the broker runs. Partition dirs are `<topic>-<partition>`; a de
 dirs are left alone. Startup after an unclean shutdown recovers segments past each log's recovery point.
 Retention (cleanup_logs) and flushing (flush_dirty_logs) are driven by the server calling in with the time.
 
-Thread-safety: one lock guards the partition map and log creation/deletion; each Log has its own lock.
+Thread-safety: one lock guards the partition map and the per-dir log counts, held only for map updates;
+creating or deleting one partition's log also holds that partition's stripe of `_creation_locks`, so a
+partition is never created twice or deleted while being created, while different partitions' logs are
+created (files written and fsynced) in parallel. Each Log has its own lock.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ FUTURE_DIR_SUFFIX = "-future"
 STRAY_DIR_SUFFIX = "-stray"
 
 TopicIdLike = uuid.UUID | bytes | str
+_CREATION_LOCK_STRIPES = 64
 
 
 def delete_dir_name(tp: TopicPartition) -> str:
@@ -88,6 +92,9 @@ class LogManager:
         self._topic_configs = topic_configs
         self._logs: dict[TopicPartition, Log] = {}
         self._lock = threading.RLock()
+        # Logs per log dir, kept with the map: choosing a dir for a new log costs O(log dirs), not O(logs).
+        self._dir_counts: dict[str, int] = dict.fromkeys(self.log_dirs, 0)
+        self._creation_locks = [threading.Lock() for _ in range(_CREATION_LOCK_STRIPES)]
         self._logs_to_delete: list[tuple[int, Log]] = []
         self._dir_lock_fds: dict[str, int] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
@@ -162,6 +169,7 @@ class LogManager:
                 raise KafkaStorageError(f"Duplicate log directories for {tp} are found in both "
                                         f"{self._logs[tp].dir} and {path}.")
             self._logs[tp] = loaded
+            self._dir_counts[dir_] += 1
         try:
             os.unlink(os.path.join(dir_, CLEAN_SHUTDOWN_FILE))
         except FileNotFoundError:
@@ -217,17 +225,21 @@ class LogManager:
         return os.path.dirname(found.dir) if found else None
 
     def _next_log_dir(self) -> str:
-        counts = {d: 0 for d in self.log_dirs}
-        for lg in self._logs.values():
-            parent = os.path.dirname(lg.dir)
-            if parent in counts:
-                counts[parent] += 1
-        return min(self.log_dirs, key=lambda d: (counts[d], self.log_dirs.index(d)))
+        """The log dir holding the fewest partitions (the first such). Caller holds `_lock`."""
+        counts = self._dir_counts
+        return min(self.log_dirs, key=lambda d: counts[d])  # min keeps the first of equals
+
+    def _creation_lock(self, tp: TopicPartition) -> threading.Lock:
+        return self._creation_locks[hash(tp) % _CREATION_LOCK_STRIPES]
 
     def get_or_create_log(self, tp: TopicPartition, log_config: LogConfig | None = None,
                           topic_id: TopicIdLike | None = None) -> Log:
         """The partition's log, created in the log dir holding the fewest partitions if it does not exist."""
         tid = _to_uuid(topic_id)
+        with self._creation_lock(tp):
+            return self._get_or_create_log(tp, log_config, tid)
+
+    def _get_or_create_log(self, tp: TopicPartition, log_config: LogConfig | None, tid: uuid.UUID | None) -> Log:
         with self._lock:
             existing = self._logs.get(tp)
             if existing is not None:
@@ -245,11 +257,18 @@ class LogManager:
                         PartitionMetadataFile(os.path.join(existing.dir, PARTITION_METADATA_FILE)).write(tid)
                         existing.topic_id = tid
                 return existing
+            parent = self._next_log_dir()
+            self._dir_counts[parent] += 1  # counted now, so concurrent creations spread over the dirs
+        try:
             config = log_config if log_config is not None else self._topic_config(tp.topic)
-            path = os.path.join(self._next_log_dir(), str(tp))
-            created = Log.open(path, config, self.time, 0, 0, True, tid)
+            created = Log.open(os.path.join(parent, str(tp)), config, self.time, 0, 0, True, tid)
+        except BaseException:
+            with self._lock:
+                self._dir_counts[parent] -= 1
+            raise
+        with self._lock:
             self._logs[tp] = created
-            return created
+        return created
 
     def update_broker_defaults(self, broker_defaults: Mapping[str, Any]) -> None:
         """New broker-level defaults (dynamic broker configs): every open log without a topic override for
@@ -272,11 +291,13 @@ class LogManager:
 
     def async_delete(self, tp: TopicPartition) -> Log | None:
         """Forget the partition, rename its dir `...-delete`, remove it after file.delete.delay.ms."""
-        with self._lock:
+        with self._creation_lock(tp), self._lock:
             removed = self._logs.pop(tp, None)
             if removed is None:
                 return None
             parent = os.path.dirname(removed.dir)
+            if parent in self._dir_counts:
+                self._dir_counts[parent] -= 1
             if self.cleaner is not None:
                 self.cleaner.abort_cleaning(tp, parent)
             with removed.lock:
@@ -394,4 +415,5 @@ class LogManager:
                 os.close(fd)
             self._dir_lock_fds.clear()
             self._logs.clear()
+            self._dir_counts = dict.fromkeys(self.log_dirs, 0)
             self._started = False

@@ -10,12 +10,16 @@ an endpoint; v6+ reports LISTENER_NOT_FOUND when the leader lacks the request's 
 Authorization as KafkaApis: a topic the principal may not DESCRIBE is left out of an all-topics answer and,
 when named, answered TOPIC_AUTHORIZATION_FAILED with the zero topic id (asked by id: no name, the id);
 authorized operations are the principal's real bit sets (cluster: 0 without DESCRIBE on it).
-Thread-safety: stateless; reads one MetadataCache snapshot per request.
+Per-topic parts of the answer come from a MetadataTopicCache per MetadataCache (metadata_topic_cache.py),
+rebuilt only when the topic's state changes; a per-principal field is set on a copy.
+Thread-safety: reads one MetadataCache snapshot per request; the topic caches are shared (see there).
 """
 
 from __future__ import annotations
 
+import copy
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
@@ -30,6 +34,7 @@ from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import MetadataRequest, MetadataResponse
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import api
+from kafkapy.server.metadata_topic_cache import MetadataTopicCache
 
 if TYPE_CHECKING:
     from kafkapy.server.broker_services import BrokerServices
@@ -41,6 +46,14 @@ AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
 Resp = MetadataResponse
+_TOPIC_CACHES: weakref.WeakKeyDictionary[Any, MetadataTopicCache] = weakref.WeakKeyDictionary()
+
+
+def _topic_cache(metadata_cache: Any) -> MetadataTopicCache:
+    found = _TOPIC_CACHES.get(metadata_cache)
+    if found is None:
+        found = _TOPIC_CACHES.setdefault(metadata_cache, MetadataTopicCache(metadata_cache))
+    return found
 
 
 def cluster_authorized_operations(ctx: RequestContext) -> int:
@@ -159,9 +172,9 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
     by_id = bool(request.topics) and version >= 12 and any(
         t.topic_id is not None and t.topic_id != ZERO_UUID for t in request.topics)
 
-    topics_md = cache.get_topic_metadata(None if all_topics else names, listener,
-                                         error_unavailable_endpoints=version == 0,
-                                         error_unavailable_listeners=version >= 6)
+    topics_md = _topic_cache(cache).topics(None if all_topics else names, listener,
+                                           error_unavailable_endpoints=version == 0,
+                                           error_unavailable_listeners=version >= 6)
     if all_topics and services.authorizer is not None:
         topics_md = [tm for tm in topics_md if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, tm.name)]
     include_ops = version >= 8 and request.include_topic_authorized_operations
@@ -171,12 +184,7 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
               else _topic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, n) for n in unauthorized]
     for t in denied:
         t.is_internal = False
-    for tm in topics_md:
-        parts = [Resp.MetadataResponsePartition(
-            error_code=int(p.error_code), partition_index=p.partition, leader_id=p.leader,
-            leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
-            offline_replicas=list(p.offline_replicas)) for p in tm.partitions]
-        out_topics.append(_topic(tm.error_code, tm.name, tm.topic_id, parts))
+    out_topics.extend(topics_md)  # shared with other requests: not to be mutated
     if not all_topics:
         found = {tm.name for tm in topics_md}
         missing = [n for n in names if n not in found]
@@ -203,8 +211,9 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
                 out_topics.append(_topic(code, name, ZERO_UUID if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
                                          else snapshot.topic_ids.get(name)))
     if include_ops:  # Kafka sets them on the described topics only, not on the refused ones
-        for t in out_topics:
+        for i, t in enumerate(out_topics):
             if t.error_code != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                t = out_topics[i] = copy.copy(t)
                 t.topic_authorized_operations = ctx.authorized_operations(ResourceType.TOPIC, t.name or "")
     out_topics.extend(denied)
     cluster_ops = AUTHORIZED_OPERATIONS_OMITTED
