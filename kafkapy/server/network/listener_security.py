@@ -76,6 +76,12 @@ class ListenerSecurity:
             raise ConfigError(f"Invalid value {','.join(names)} for configuration sasl.enabled.mechanisms "
                               f"(listener {self.listener_name}): kafkapy supports {', '.join(SASL_MECHANISMS)}")
         self.enabled_mechanisms = [m.upper() for m in names]
+        for mechanism in self.enabled_mechanisms:
+            key = f"{self._prefix}{mechanism.lower()}.sasl.server.callback.handler.class"
+            if mechanism != "OAUTHBEARER" and self._config.is_set(key):
+                # Kafka would load that class instead of its own handler; running ours would ignore it.
+                raise ConfigError(f"Invalid value {self._config.get(key)} for configuration {key}: kafkapy cannot "
+                                  f"load a custom server callback handler for {mechanism}")
         if "PLAIN" in self.enabled_mechanisms:
             jaas = self.jaas_config("PLAIN")
             if jaas is None:

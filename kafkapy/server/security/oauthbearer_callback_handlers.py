@@ -17,6 +17,7 @@ Runs once per listener at start; no shared state.
 
 from __future__ import annotations
 
+import logging
 import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,6 +34,8 @@ UNSECURED_HANDLER = ("org.apache.kafka.common.security.oauthbearer.internals.uns
                      "OAuthBearerUnsecuredValidatorCallbackHandler")
 JWKS_ENDPOINT_URL = "sasl.oauthbearer.jwks.endpoint.url"
 
+log = logging.getLogger(__name__)
+
 # A lookup returns (value, the key it was found under); value None when unset everywhere.
 Lookup = Callable[[str], tuple[Any, str]]
 
@@ -45,6 +48,10 @@ def build_oauthbearer_validator(lookup: Lookup, jaas_options: Mapping[str, str])
     handler, handler_key = lookup(CALLBACK_HANDLER_KEY)
     name = str(handler).strip() if handler else ""
     if not name or name == UNSECURED_HANDLER:
+        url, url_key = lookup(JWKS_ENDPOINT_URL)
+        if url:
+            log.warning("%s is set but %s is not %s: Kafka's unsecured validator is used and accepts unsigned "
+                        "tokens", url_key, handler_key, SECURED_HANDLERS[0])
         try:
             return OAuthBearerUnsecuredValidator(jaas_options)
         except ValueError as e:

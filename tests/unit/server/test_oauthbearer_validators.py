@@ -249,6 +249,14 @@ def test_secured_validator_settings_accept(keys, jwks_url):
     assert validator.validate(token, NOW_MS).principal_name == "svc"  # 20 s late within the 30 s skew
 
 
+def test_jwks_url_without_the_secured_handler_warns(jwks_url, caplog):
+    caplog.set_level("WARNING", logger="kafkapy.server.security.oauthbearer_callback_handlers")
+    values = {"sasl.oauthbearer.jwks.endpoint.url": jwks_url}
+    validator = build_oauthbearer_validator(lambda key: (values.get(key), "listener.name.x.oauthbearer." + key), {})
+    assert isinstance(validator, OAuthBearerUnsecuredValidator)
+    assert len(caplog.records) == 1 and "accepts unsigned tokens" in caplog.records[0].getMessage()
+
+
 def test_callback_handler_class_choice(tmp_path, jwks_url):
     def lookup(values):
         return lambda key: (values.get(key), "listener.name.sasl_plaintext.oauthbearer." + key)
@@ -293,6 +301,10 @@ def test_listener_refuses_oauthbearer_without_jaas_and_unknown_handler(jwks_url)
         listener({**jaas, "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class": "x.Y"})
     with pytest.raises(ConfigError, match="Invalid value x.Y for configuration sasl.server.callback.handler.class"):
         listener({**jaas, "sasl.server.callback.handler.class": "x.Y"})
+    with pytest.raises(ConfigError, match="listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class"):
+        listener({**jaas, "sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+                  "listener.name.sasl_plaintext.plain.sasl.jaas.config": "x.PlainLoginModule required user_a=\"b\";",
+                  "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class": "com.example.Plain"})
     secured_listener = listener({**jaas, "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class":
                                  SECURED, "listener.name.sasl_plaintext.sasl.oauthbearer.jwks.endpoint.url": jwks_url})
     assert isinstance(secured_listener.oauthbearer_validator, OAuthBearerJwtValidator)
