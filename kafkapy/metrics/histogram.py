@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import random
 import threading
+from collections.abc import Iterable
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.metrics.meter import Meter
@@ -44,7 +46,7 @@ def quantile(sorted_values: list[float], q: float) -> float:
 
 class Histogram:
     __slots__ = ("_time", "_lock", "_heap", "_start_s", "_next_rescale_ns", "_count", "_min", "_max", "_sum",
-                 "_m", "_s", "_random")
+                 "_sumsq", "_random")
 
     def __init__(self, time: Time = SYSTEM) -> None:
         self._time = time
@@ -57,8 +59,7 @@ class Histogram:
         self._min = 0.0
         self._max = 0.0
         self._sum = 0.0
-        self._m = 0.0  # Welford's running mean and sum of squares
-        self._s = 0.0
+        self._sumsq = 0.0
         self._random = random.random
 
     def update(self, value: float) -> None:
@@ -66,26 +67,42 @@ class Histogram:
         with self._lock:
             if now >= self._next_rescale_ns:
                 self._rescale(now)
-            weight = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s))
-            priority = weight / (self._random() or 1e-300)
-            heap = self._heap
-            if len(heap) < RESERVOIR_SIZE:
-                heapq.heappush(heap, (priority, value))
-            elif heap[0][0] < priority:
-                heapq.heapreplace(heap, (priority, value))
-            count = self._count = self._count + 1
-            if count == 1:
-                self._min = self._max = self._m = value
-                self._s = 0.0
-            else:
-                if value < self._min:
-                    self._min = value
-                if value > self._max:
-                    self._max = value
-                old_m = self._m
-                self._m = old_m + (value - old_m) / count
-                self._s += (value - old_m) * (value - self._m)
-            self._sum += value
+            self._add(value, math.exp(ALPHA * (now // 1_000_000_000 - self._start_s)) / (self._random() or 1e-300))
+
+    def _add_sample(self, value: float, priority: float) -> None:
+        heap = self._heap
+        if len(heap) < RESERVOIR_SIZE:
+            heapq.heappush(heap, (priority, value))
+        elif heap[0][0] < priority:
+            heapq.heapreplace(heap, (priority, value))
+
+    def _add(self, value: float, priority: float) -> None:
+        """Record one value with its sample priority (the caller holds the lock)."""
+        heap = self._heap
+        if len(heap) < RESERVOIR_SIZE:
+            heapq.heappush(heap, (priority, value))
+        elif heap[0][0] < priority:
+            heapq.heapreplace(heap, (priority, value))
+        if self._count == 0:
+            self._min = self._max = value
+        elif value < self._min:
+            self._min = value
+        elif value > self._max:
+            self._max = value
+        self._count += 1
+        self._sum += value
+        self._sumsq += value * value
+
+    def _add_stats(self, values: list[float]) -> None:
+        """Count, min, max, sum and sum of squares of a batch, in C loops (the caller holds the lock)."""
+        lo, hi = min(values), max(values)
+        if self._count == 0:
+            self._min, self._max = lo, hi
+        else:
+            self._min, self._max = min(self._min, lo), max(self._max, hi)
+        self._count += len(values)
+        self._sum += math.fsum(values)
+        self._sumsq += math.fsum(map(operator.mul, values, values))
 
     def _rescale(self, now: int) -> None:
         old_start = self._start_s
@@ -110,14 +127,69 @@ class Histogram:
         """JMX attributes of Yammer's HistogramMBean."""
         with self._lock:
             values = sorted(v for _, v in self._heap)
-            count, mn, mx, mean = self._count, self._min, self._max, self._m
-            std = math.sqrt(self._s / (count - 1)) if count > 1 else 0.0
+            count, mn, mx = self._count, self._min, self._max
+            mean = self._sum / count if count else 0.0
+            var = (self._sumsq - self._sum * mean) / (count - 1) if count > 1 else 0.0
+            std = math.sqrt(var) if var > 0 else 0.0
         attrs: dict[str, float | int | str] = {"Count": count, "Min": mn if count else 0.0,
                                                "Max": mx if count else 0.0, "Mean": mean if count else 0.0,
                                                "StdDev": std}
         for key, q in PERCENTILES:
             attrs[key] = quantile(values, q)
         return attrs
+
+
+class HistogramSet:
+    """Histograms always updated together (a request's TotalTimeMs, RequestQueueTimeMs, ... RequestBytes): one
+    lock, one clock read and one sample priority per update (each member's reservoir stays an exponentially
+    decaying sample of its own values; sharing the priority only correlates which requests the members keep)."""
+
+    def __init__(self, size: int, time: Time = SYSTEM) -> None:
+        self._time = time
+        self._lock = threading.Lock()
+        self.members = [Histogram(time) for _ in range(size)]
+        for h in self.members:
+            h._lock = self._lock
+        self._start_s = self.members[0]._start_s
+        self._next_rescale_ns = self.members[0]._next_rescale_ns
+        self._random = random.random
+
+    def update(self, values: tuple[float, ...], now: int | None = None) -> None:
+        if now is None:
+            now = self._time.nanoseconds()
+        with self._lock:
+            if now >= self._next_rescale_ns:
+                for h in self.members:
+                    h._rescale(now)
+                self._start_s, self._next_rescale_ns = self.members[0]._start_s, self.members[0]._next_rescale_ns
+            priority = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s)) / (self._random() or 1e-300)
+            for h, v in zip(self.members, values, strict=True):
+                h._add(v, priority)
+
+    def update_batch(self, columns: list[list[float]], now: int) -> None:
+        """Record n requests at once: columns[k] holds member k's n values. One priority per request, shared by
+        the members (so one threshold test decides for all); the statistics are C-loop sums."""
+        n = len(columns[0])
+        if not n:
+            return
+        with self._lock:
+            if now >= self._next_rescale_ns:
+                for h in self.members:
+                    h._rescale(now)
+                self._start_s, self._next_rescale_ns = self.members[0]._start_s, self.members[0]._next_rescale_ns
+            weight = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s))
+            rnd = self._random
+            priorities = [weight / (rnd() or 1e-300) for _ in range(n)]
+            heap = self.members[0]._heap
+            if len(heap) + n <= RESERVOIR_SIZE:
+                chosen: Iterable[int] = range(n)
+            else:
+                floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else -1.0
+                chosen = [i for i, p in enumerate(priorities) if p > floor]
+            for h, column in zip(self.members, columns, strict=True):
+                for i in chosen:
+                    h._add_sample(column[i], priorities[i])
+                h._add_stats(column)
 
 
 class Timer:

@@ -3,8 +3,9 @@
 Kafka's `*PerSec` metrics are Yammer 2.2 Meters: `mark(n)` adds n events; every 5 seconds of elapsed time the
 events counted since the last tick update three EWMAs with alpha = 1 - exp(-5 s / 60 s / minutes), the first
 tick setting the rate outright. Rates are per second (events per nanosecond for Kafka's idle-ratio meters,
-whose `rate_unit` is NANOSECONDS, so a rate is a 0..1 fraction). Ticks happen lazily on `mark` and on read, so
-a Meter has no thread. No byte format.
+whose `rate_unit` is NANOSECONDS, so a rate is a 0..1 fraction). As Yammer 2.2, `mark` only adds (no clock
+read); the ticks are run every 5 s by the registry's tick thread (`tick()`) and, for any tick due, on read
+(so MockTime tests need no thread). No byte format.
 
 Thread-safety: one small lock per meter; `mark` is called once per batch or request, never per record.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
+from threading import get_ident
 
 from kafkapy.common.time import SYSTEM, Time
 
@@ -45,12 +47,14 @@ class Meter:
         self._start_ns = self._last_tick_ns = time.nanoseconds()
 
     def mark(self, n: int = 1) -> None:
-        now = self._time.nanoseconds()
         with self._lock:
-            if now - self._last_tick_ns >= TICK_NS:
-                self._tick_to(now)
             self._count += n
             self._uncounted += n
+
+    def tick(self) -> None:
+        """Run the ticks due (the registry's tick thread calls it every 5 s)."""
+        with self._lock:
+            self._tick()
 
     def _tick_to(self, now: int) -> None:
         ticks = (now - self._last_tick_ns) // TICK_NS
@@ -115,3 +119,44 @@ class Meter:
         return {"Count": self._count, "EventType": self.event_type, "RateUnit": self.rate_unit,
                 "MeanRate": self.mean_rate, "OneMinuteRate": rates[0], "FiveMinuteRate": rates[1],
                 "FifteenMinuteRate": rates[2]}
+
+
+class Accumulator:
+    """A single-writer counter for a hot loop (one handler thread's or processor's idle ns): `mark` is a plain
+    add, no lock (only its own thread writes); whoever folds it (`drain`) marks the shared Meter with the
+    delta."""
+
+    __slots__ = ("total", "_drained")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._drained = 0
+
+    def mark(self, n: int = 1) -> None:
+        self.total += n
+
+    def drain(self) -> int:
+        total = self.total
+        delta, self._drained = total - self._drained, total
+        return delta
+
+
+class ThreadAccumulator:
+    """An Accumulator for several writer threads: each thread adds to its own slot (its thread id), so no add
+    is lost without a lock; `drain` sums the slots' growth."""
+
+    __slots__ = ("_slots", "_drained")
+
+    def __init__(self) -> None:
+        self._slots: dict[int, int] = {}
+        self._drained = 0
+
+    def mark(self, n: int = 1) -> None:
+        slots = self._slots
+        ident = get_ident()
+        slots[ident] = slots.get(ident, 0) + n
+
+    def drain(self) -> int:
+        total = sum(list(self._slots.values()))
+        delta, self._drained = total - self._drained, total
+        return delta

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.metrics.histogram import Histogram, Timer
-from kafkapy.metrics.meter import Meter
+from kafkapy.metrics.meter import TICK_NS, Meter
 from kafkapy.metrics.metric_name import MetricName, metric_name
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ METER = "meter"
 HISTOGRAM = "histogram"
 TIMER = "timer"
 GAUGE = "gauge"
+FOLD_INTERVAL_S = 1.0
 ATTRIBUTES = "attributes"  # a Kafka-metrics MBean: named attributes (quota sensors' throttle-time, byte-rate)
 
 Attributes = dict[str, Any]
@@ -63,6 +64,9 @@ class MetricsRegistry:
         self._lock = threading.Lock()
         self._metrics: dict[MetricName, tuple[str, Any]] = {}
         self._providers: list[Provider] = []
+        self._ticker: threading.Thread | None = None
+        self._folders: list[Callable[[], None]] = []
+        self._ticker_stop = threading.Event()
 
     def _get_or_add(self, name: MetricName, kind: str, factory: Callable[[], Any]) -> Any:
         entry = self._metrics.get(name)
@@ -86,6 +90,55 @@ class MetricsRegistry:
     def timer(self, name: MetricName) -> Timer:
         timer: Timer = self._get_or_add(name, TIMER, lambda: Timer(self.time))
         return timer
+
+    def register(self, name: MetricName, kind: str, metric: Any) -> Any:
+        """Add a metric built elsewhere (a HistogramSet's members); the one already there wins."""
+        with self._lock:
+            entry = self._metrics.setdefault(name, (kind, metric))
+        return entry[1]
+
+    def start_ticker(self) -> None:
+        """Yammer's meter tick thread: every 5 s, the due ticks of every Meter (and Timer) are run, so rates
+        follow the events even when nothing reads them."""
+        with self._lock:
+            if self._ticker is not None:
+                return
+            self._ticker_stop.clear()
+            self._ticker = threading.Thread(target=self._tick_loop, name="metrics-meter-tick-thread", daemon=True)
+            self._ticker.start()
+
+    def stop_ticker(self) -> None:
+        with self._lock:
+            ticker, self._ticker = self._ticker, None
+        self._ticker_stop.set()
+        if ticker is not None:
+            ticker.join(5)
+
+    def _tick_loop(self) -> None:
+        n = 0
+        while not self._ticker_stop.wait(FOLD_INTERVAL_S):
+            self.fold()
+            n += 1
+            if n % round(TICK_NS / 1e9 / FOLD_INTERVAL_S):
+                continue
+            with self._lock:
+                meters = [m if kind == METER else m.meter for kind, m in self._metrics.values()
+                          if kind in (METER, TIMER)]
+            for meter in meters:
+                meter.tick()
+
+    def add_folder(self, fold: Callable[[], None]) -> None:
+        """`fold()` moves what recorders queued on the hot path into the metrics: the tick thread runs it every
+        second, and every snapshot runs it first."""
+        with self._lock:
+            self._folders.append(fold)
+
+    def fold(self) -> None:
+        for fold in list(self._folders):
+            try:
+                fold()
+            except Exception:
+                log.exception("Metrics fold %r failed", fold)
 
     def gauge(self, name: MetricName, fn: Callable[[], Any]) -> None:
         with self._lock:
@@ -114,6 +167,7 @@ class MetricsRegistry:
 
     def snapshot(self) -> list[Sample]:
         """Every metric's current attributes; a gauge or provider that raises is left out (and logged)."""
+        self.fold()
         with self._lock:
             entries = list(self._metrics.items())
             providers = list(self._providers)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.metrics.meter import Meter
+from kafkapy.metrics.meter import Accumulator, Meter, ThreadAccumulator
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
 from kafkapy.metrics.prometheus import PrometheusEndpoint, parse_listener
 from kafkapy.metrics.registry import GAUGE, KafkaMetricsGroup, MetricsRegistry, Sample
@@ -88,6 +88,9 @@ class BrokerMetrics:
         self.zk_latency = registry.histogram(metric_name("kafka.server", "ZooKeeperClientMetrics",
                                                          "ZooKeeperRequestLatencyMs"))
         self.endpoint: PrometheusEndpoint | None = None
+        self._handler_idle_acc = ThreadAccumulator()
+        self._processor_idle_acc: list[tuple[Accumulator, Meter]] = []
+        registry.add_folder(self._fold_idle)
 
     def network_idle_meter(self, processor_id: int) -> Meter:
         """Each Processor's idle meter (Kafka's per-processor IdlePercent), marked with ns spent polling."""
@@ -101,12 +104,26 @@ class BrokerMetrics:
     # -- wiring ----------------------------------------------------------------------------------------
 
     def attach_network(self, pool: Any, socket_server: Any) -> None:
-        """The handler threads and network processors start marking their idle meters."""
+        """The handler threads and network processors start adding their idle ns to lock-free accumulators,
+        which `_fold_idle` (every second, and before a snapshot) moves into the idle meters."""
         if pool is not None:
-            pool.set_idle_meter(self.handler_idle)
+            pool.set_idle_meter(self._handler_idle_acc)
         if socket_server is not None:
+            accumulators = []
             for i, processor in enumerate(list(socket_server.processors)):
-                processor.idle_meter = self.network_idle_meter(i)
+                acc = Accumulator()
+                accumulators.append((acc, self.network_idle_meter(i)))
+                processor.idle_meter = acc
+            self._processor_idle_acc = accumulators
+
+    def _fold_idle(self) -> None:
+        delta = self._handler_idle_acc.drain()
+        if delta:
+            self.handler_idle.mark(delta)
+        for acc, meter in self._processor_idle_acc:
+            delta = acc.drain()
+            if delta:
+                meter.mark(delta)
 
     def start(self, server: KafkaServer) -> None:
         """Register the gauges over a started server and start its Prometheus endpoint when configured."""
@@ -115,6 +132,7 @@ class BrokerMetrics:
         self._register_controller(server)
         self._register_logs(server)
         self._register_coordinators(server)
+        self.registry.start_ticker()
         listener = server.config.get(PROMETHEUS_LISTENER) if server.config.is_set(PROMETHEUS_LISTENER) else None
         if listener:
             host, port = parse_listener(str(listener))
@@ -122,6 +140,7 @@ class BrokerMetrics:
             self.endpoint.startup()
 
     def shutdown(self) -> None:
+        self.registry.stop_ticker()
         if self.endpoint is not None:
             self.endpoint.shutdown()
             self.endpoint = None

@@ -9,14 +9,17 @@ Recording sites (one call each, per partition of a request, never per record):
 - the replica fetcher: `on_replication_in(bytes)` (ReplicationBytesInPerSec).
 Per-topic meters carry a `topic` tag and are created on a topic's first use; the all-topics ones carry none
 (Kafka's KafkaMetricsGroup drops the empty tag). Replication meters exist for all topics only, as in Kafka.
+The hot calls (`on_append`, `on_fetch_response`) only queue their facts (a deque append); `fold`, run by the
+registry every second and before each snapshot, sums them per topic and marks each meter once.
 A BrokerTopicStats built without a registry records nothing (metrics off). No byte format.
 
-Thread-safety: the per-topic map is filled under a lock; each Meter has its own.
+Thread-safety: the queues are deques (atomic appends); one fold at a time; each Meter has its own lock.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,9 +49,13 @@ class BrokerTopicStats:
     def __init__(self, registry: MetricsRegistry | None = None) -> None:
         self.enabled = registry is not None
         self._lock = threading.Lock()
+        self._fold_lock = threading.Lock()
         self._topics: dict[str, TopicMeters] = {}
+        self._appends: deque[tuple[str, int, int]] = deque()
+        self._fetches: deque[tuple[Mapping[Any, Any], bool]] = deque()
         if registry is None:
             return
+        registry.add_folder(self.fold)
         self._group = KafkaMetricsGroup(registry, "kafka.server", "BrokerTopicMetrics")
         self.all_topics = TopicMeters(self._group, "")
         self.replication_bytes_in: Meter = self._group.meter("ReplicationBytesInPerSec", "bytes")
@@ -70,15 +77,33 @@ class BrokerTopicStats:
                 self._group.registry.remove_where(lambda n: n.type == "BrokerTopicMetrics" and n.tag("topic") == topic)
 
     def on_append(self, topic: str, size: int, messages: int) -> None:
-        if not self.enabled:
-            return
-        t, a = self.topic_stats(topic), self.all_topics
-        t.total_produce.mark()
-        a.total_produce.mark()
-        t.bytes_in.mark(size)
-        a.bytes_in.mark(size)
-        t.messages_in.mark(messages)
-        a.messages_in.mark(messages)
+        if self.enabled:
+            self._appends.append((topic, size, messages))
+
+    def fold(self) -> None:
+        with self._fold_lock:
+            appends, fetches = self._appends, self._fetches
+            per_topic: dict[str, list[int]] = {}
+            for _ in range(len(appends)):
+                topic, size, messages = appends.popleft()
+                acc = per_topic.get(topic)
+                if acc is None:
+                    per_topic[topic] = [1, size, messages]
+                else:
+                    acc[0] += 1
+                    acc[1] += size
+                    acc[2] += messages
+            for _ in range(len(fetches)):
+                self._fold_fetch(*fetches.popleft())
+            a = self.all_topics
+            for topic, (requests, size, messages) in per_topic.items():
+                t = self.topic_stats(topic)
+                t.total_produce.mark(requests)
+                a.total_produce.mark(requests)
+                t.bytes_in.mark(size)
+                a.bytes_in.mark(size)
+                t.messages_in.mark(messages)
+                a.messages_in.mark(messages)
 
     def on_append_failed(self, topic: str, size: int, error_code: int) -> None:
         if not self.enabled:
@@ -95,8 +120,10 @@ class BrokerTopicStats:
 
     def on_fetch_response(self, results: Mapping[Any, Any], from_follower: bool) -> None:
         """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them."""
-        if not self.enabled:
-            return
+        if self.enabled:
+            self._fetches.append((results, from_follower))
+
+    def _fold_fetch(self, results: Mapping[Any, Any], from_follower: bool) -> None:
         a = self.all_topics
         total = 0
         for tp, data in results.items():

@@ -1,7 +1,8 @@
 """RequestMetrics: Kafka's `kafka.network:type=RequestMetrics` family, per request type, plus quota sensors.
 
 Recorded once per request, when its response is handed to the network (`RequestContext.respond` /
-`no_response` call `record(ctx, body, send_start_ns)`): RequestsPerSec{request,version} (Meter), the
+`no_response` call `record(ctx, body, send_start_ns)`, which only queues the request's timestamps; `fold`,
+run by the registry every second and before each snapshot, turns a batch of them into): RequestsPerSec{request,version} (Meter), the
 Histograms TotalTimeMs, RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs,
 ResponseSendTimeMs and RequestBytes {request}, and ErrorsPerSec{request,error} counted over every error
 code the response carries (Kafka's errorCounts; NONE included). Request names are Kafka's (`Produce`,
@@ -18,18 +19,19 @@ Thread-safety: metrics are created on first use under the registry's lock; recor
 from __future__ import annotations
 
 import threading
+from collections import deque
 from typing import Any
 
 from kafkapy.common.errors import ERRORS_BY_CODE
-from kafkapy.metrics.histogram import Histogram
+from kafkapy.metrics.histogram import HistogramSet
 from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
-from kafkapy.metrics.registry import ATTRIBUTES, KafkaMetricsGroup, MetricsRegistry, Sample
+from kafkapy.metrics.registry import ATTRIBUTES, HISTOGRAM, KafkaMetricsGroup, MetricsRegistry, Sample
 from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
-_QUOTA_TYPES = {ApiKey.PRODUCE: "Produce", ApiKey.FETCH: "Fetch"}
+_QUOTA_TYPES: dict[int, str] = {ApiKey.PRODUCE: "Produce", ApiKey.FETCH: "Fetch"}
 
 
 def error_name(code: int) -> str:
@@ -42,7 +44,7 @@ def error_name(code: int) -> str:
 class _Plan:
     """Where a response class keeps error codes: its `error_code` fields and arrays of structs to descend."""
 
-    __slots__ = ("errors", "arrays")
+    __slots__ = ("errors", "arrays", "leaf")
 
     def __init__(self, cls: Any, top: Any) -> None:
         self.errors: list[str] = []
@@ -52,6 +54,12 @@ class _Plan:
                 self.errors.append(f.name)
             elif f.is_array and f.is_struct:
                 self.arrays.append((f.name, getattr(top, f.elem, None)))
+        # The single array's element is a leaf (one error_code, no arrays): loop it inline.
+        self.leaf: Any = None
+        if len(self.arrays) == 1 and self.arrays[0][1] is not None:
+            elem = _Plan(self.arrays[0][1], top)
+            if not elem.arrays and len(elem.errors) == 1:
+                self.leaf = elem
 
 
 _plans: dict[tuple[Any, Any], _Plan] = {}
@@ -83,6 +91,12 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
             for item in items:
                 code = item.error_code or 0
                 counts[code] = counts.get(code, 0) + 1
+        elif not elem_plan.errors and len(elem_plan.arrays) == 1 and elem_plan.leaf is not None:
+            inner = elem_plan.arrays[0][0]  # topics -> partitions (Produce, Fetch, ...): two plain loops
+            for item in items:
+                for part in getattr(item, inner) or ():
+                    code = part.error_code or 0
+                    counts[code] = counts.get(code, 0) + 1
         else:
             for item in items:
                 error_counts(item, top, counts)
@@ -90,13 +104,15 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
 
 
 class _ApiMetrics:
-    __slots__ = ("name", "times", "request_bytes", "requests_by_version", "errors", "group")
+    __slots__ = ("name", "histograms", "requests_by_version", "errors", "group")
 
     def __init__(self, group: KafkaMetricsGroup, name: str) -> None:
         self.name = name
         self.group = group
-        self.times: list[Histogram] = [group.histogram(t, request=name) for t in _TIMES]
-        self.request_bytes = group.histogram("RequestBytes", request=name)
+        # The seven times and RequestBytes are updated together, once per request: one lock, one clock read.
+        self.histograms = HistogramSet(len(_TIMES) + 1, group.registry.time)
+        for hist_name, hist in zip((*_TIMES, "RequestBytes"), self.histograms.members, strict=True):
+            group.registry.register(group.name(hist_name, request=name), HISTOGRAM, hist)
         self.requests_by_version: dict[int, Meter] = {}
         self.errors: dict[int, Meter] = {}
 
@@ -132,7 +148,12 @@ class RequestMetrics:
         self._apis: dict[str, _ApiMetrics] = {}
         self._lock = threading.Lock()
         self._quota: dict[tuple[str, str, str], _QuotaSensor] = {}
+        self._targets_cache: dict[tuple[int, int, bool], tuple[tuple[_ApiMetrics, Meter], ...]] = {}
+        self._pending: deque[tuple[Any, ...]] = deque()
+        self._fold_lock = threading.Lock()
+        self._clock = registry.time.nanoseconds
         registry.add_provider(self._quota_samples)
+        registry.add_folder(self.fold)
 
     def api(self, name: str) -> _ApiMetrics:
         metrics = self._apis.get(name)
@@ -143,49 +164,101 @@ class RequestMetrics:
                     metrics = self._apis[name] = _ApiMetrics(self._group, name)
         return metrics
 
+    def _targets(self, api_key: int, version: int, follower: bool) -> tuple[tuple[_ApiMetrics, Meter], ...]:
+        key = (api_key, version, follower)
+        targets = self._targets_cache.get(key)
+        if targets is None:
+            names = [API_NAMES.get(api_key, str(api_key))]
+            if api_key == ApiKey.FETCH:
+                names.append("FetchFollower" if follower else "FetchConsumer")
+            targets = self._targets_cache[key] = tuple((self.api(n), self.api(n).requests(version)) for n in names)
+        return targets
+
     def record(self, ctx: Any, body: Any, send_start_ns: int, throttle_ms: int) -> None:
-        """One finished request: ctx is its RequestContext, body the response (None: acks=0)."""
+        """One finished request: ctx is its RequestContext, body the response (None: acks=0). Only queued here
+        (a deque append); `fold` does the arithmetic for many requests at once, off the request path."""
         request = ctx.request
         header = ctx.header
-        now = self.time.nanoseconds()
-        start, dequeue = request.start_ns, request.dequeue_ns or request.start_ns
-        local_done = dequeue + ctx.handler_ns
-        name = API_NAMES.get(header.api_key, str(header.api_key))
-        names = [name]
-        if header.api_key == ApiKey.FETCH:
-            names.append("FetchFollower" if ctx.quota_exempt else "FetchConsumer")
-        counts = error_counts(body) if body is not None else {0: 1}
-        values = ((now - start) / 1e6, max(0, dequeue - start) / 1e6, ctx.handler_ns / 1e6,
-                  max(0, send_start_ns - local_done) / 1e6, float(throttle_ms), 0.0, max(0, now - send_start_ns) / 1e6)
-        size = len(request.frame)
-        for n in names:
-            m = self.api(n)
-            m.requests(header.api_version).mark()
-            for hist, value in zip(m.times, values, strict=True):
-                hist.update(value)
-            m.request_bytes.update(size)
-            if n == name:
-                for code, count in counts.items():
-                    m.error(code).mark(count)
-        quota_type = _QUOTA_TYPES.get(header.api_key)
-        if quota_type is not None and not ctx.quota_exempt:
-            self._record_quota(quota_type, ctx, throttle_ms, size if header.api_key == ApiKey.PRODUCE else 0)
+        self._pending.append((header.api_key, header.api_version, ctx.quota_exempt, request.start_ns,
+                              request.dequeue_ns or request.start_ns, ctx.handler_ns, send_start_ns,
+                              self._clock(), len(request.frame), throttle_ms, body, ctx.request.principal.name,
+                              header.client_id or ""))
 
-    def _record_quota(self, quota_type: str, ctx: Any, throttle_ms: int, size: int) -> None:
-        key = (quota_type, quote_tag_value(ctx.principal.name), quote_tag_value(ctx.client_id))
+    def fold(self) -> None:
+        """Move the queued requests into the meters and histograms (the registry runs it every second and before
+        every snapshot)."""
+        pending = self._pending
+        n = len(pending)
+        if not n:
+            return
+        with self._fold_lock:
+            popleft = pending.popleft
+            groups: dict[tuple[int, int, bool], list[tuple[Any, ...]]] = {}
+            for _ in range(n):
+                item = popleft()
+                groups.setdefault((item[0], item[1], item[2]), []).append(item)
+            now = self._clock()
+            for (api_key, version, follower), items in groups.items():
+                self._fold_group(api_key, version, follower, items, now)
+
+    def _fold_group(self, api_key: int, version: int, follower: bool, items: list[tuple[Any, ...]],
+                    now: int) -> None:
+        (_, _, _, starts, dequeues, handler, sends, ends, sizes, throttles, bodies, users,
+         clients) = zip(*items, strict=True)
+        count = len(items)
+        columns = [
+            [(e - s) * 1e-6 for e, s in zip(ends, starts, strict=True)],
+            [(d - s) * 1e-6 if d > s else 0.0 for d, s in zip(dequeues, starts, strict=True)],
+            [h * 1e-6 for h in handler],
+            [(x - d - h) * 1e-6 if x - d - h > 0 else 0.0 for x, d, h in zip(sends, dequeues, handler, strict=True)],
+            [float(t) for t in throttles],
+            [0.0] * count,
+            [(e - x) * 1e-6 if e > x else 0.0 for e, x in zip(ends, sends, strict=True)],
+            [float(b) for b in sizes],
+        ]
+        targets = self._targets(api_key, version, follower)
+        for m, requests in targets:
+            requests.mark(count)
+            m.histograms.update_batch(columns, now)
+        counts: dict[int, int] = {}
+        for body in bodies:
+            if body is None:
+                counts[0] = counts.get(0, 0) + 1
+            else:
+                error_counts(body, None, counts)
+        m = targets[0][0]
+        for code, c in counts.items():
+            m.error(code).mark(c)
+        quota_type = _QUOTA_TYPES.get(api_key)
+        if quota_type is not None and not follower:
+            keys = list(zip(users, clients, strict=True))
+            distinct = set(keys)
+            if len(distinct) == 1:  # the usual fold: one client's requests
+                (user, client), = distinct
+                self._record_quota(quota_type, user, client, count, sum(throttles),
+                                   sum(sizes) if api_key == ApiKey.PRODUCE else 0)
+            else:
+                produce = api_key == ApiKey.PRODUCE
+                for (user, client), throttle, size in zip(keys, throttles, sizes, strict=True):
+                    self._record_quota(quota_type, user, client, 1, throttle, size if produce else 0)
+
+    def _record_quota(self, quota_type: str, user: str, client_id: str, requests: int, throttle_ms: int,
+                      size: int) -> None:
+        key = (quota_type, user, client_id)
         sensor = self._quota.get(key)
         if sensor is None:
             with self._lock:
                 sensor = self._quota.setdefault(key, _QuotaSensor(self.registry))
         sensor.throttle_sum += throttle_ms
-        sensor.throttle_n += 1
+        sensor.throttle_n += requests
         if size:
             sensor.rate.mark(size)
 
     def _quota_samples(self) -> list[Sample]:
         out = []
         for (quota_type, user, client), s in list(self._quota.items()):
-            name = metric_name("kafka.server", quota_type, "", user=user, **{"client-id": client})
+            name = metric_name("kafka.server", quota_type, "", user=quote_tag_value(user),
+                               **{"client-id": quote_tag_value(client)})
             avg = s.throttle_sum / s.throttle_n if s.throttle_n else 0.0
             out.append(Sample(name, ATTRIBUTES, {"throttle-time": avg, "byte-rate": s.rate.one_minute_rate}))
         return out

@@ -133,3 +133,31 @@ def test_error_counts_walk_every_error_field() -> None:
         FetchResponse.PartitionData(partition_index=0, error_code=1)])])
     assert error_counts(fetch) == {0: 1, 1: 1}
     assert (error_name(0), error_name(6)) == ("NONE", "NOT_LEADER_OR_FOLLOWER")
+
+
+def test_histogram_set_batch_keeps_yammer_stats() -> None:
+    from kafkapy.metrics.histogram import HistogramSet
+
+    time = MockTime()
+    hs = HistogramSet(2, time)
+    hs.update_batch([[float(v) for v in range(1, 101)], [2.0] * 100], time.nanoseconds())
+    hs.update((101.0, 2.0))
+    first, second = (h.attributes() for h in hs.members)
+    assert first["Count"] == 101 and first["Min"] == 1.0 and first["Max"] == 101.0 and first["Mean"] == 51.0
+    assert math.isclose(first["StdDev"], math.sqrt(sum((v - 51.0) ** 2 for v in range(1, 102)) / 100))
+    assert first["50thPercentile"] == 51.0 and second["StdDev"] == 0.0 and second["99thPercentile"] == 2.0
+
+
+def test_accumulators_fold_into_meters() -> None:
+    import threading
+
+    from kafkapy.metrics.meter import Accumulator, ThreadAccumulator
+
+    acc, shared = Accumulator(), ThreadAccumulator()
+    acc.mark(5)
+    threads = [threading.Thread(target=lambda: [shared.mark(1) for _ in range(1000)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert (acc.drain(), acc.drain(), shared.drain(), shared.drain()) == (5, 0, 4000, 0)
