@@ -31,11 +31,10 @@ def entity_text(entity_type: str, name: str) -> str:
 
 
 def read_configs(zk: ZkShellClient, entity_type: str, name: str) -> dict[str, str]:
-    try:
-        raw, _ = zk.get(zk_data.entity_config_path(entity_type, name))
-    except ZkShellError:
-        return {}
-    return zk_data.decode_config(decode_json(raw))
+    """The entity's overrides ({} when it has none); a node this session may not read (a creator-only
+    /config/users/<u> without the login) fails with ZooKeeper's NoAuth line instead of looking empty."""
+    node = zk.get_or_none(zk_data.entity_config_path(entity_type, name))
+    return zk_data.decode_config(decode_json(node[0])) if node is not None else {}
 
 
 def scram_credential(mechanism: str, spec: str) -> str:

@@ -113,6 +113,12 @@ class ZkShellClient:
         except ZkError as e:
             raise _error(e, path) from e
 
+    def get_or_none(self, path: str) -> tuple[bytes | None, ZnodeStat] | None:
+        try:
+            return self._zk.get_or_none(path)
+        except ZkError as e:
+            raise _error(e, path) from e
+
     def exists(self, path: str) -> ZnodeStat | None:
         try:
             return self._zk.exists(path)

@@ -313,3 +313,15 @@ def test_digest_credentials_own_what_they_create(sasl_zk):
     finally:
         owner.close()
         anon.close()
+
+
+def test_configs_zookeeper_without_the_login_cannot_read_credentials(secure_cluster):
+    login = secure_cluster.zookeeper.kafka_opts
+    user = ("configs", "--zookeeper", secure_cluster.zk_connect, "--entity-type", "users", "--entity-name", "carol")
+    r = kafkapy(*user, "--alter", "--add-config", "SCRAM-SHA-512=[iterations=8192,password=c]", kafka_opts=login)
+    assert r.returncode == 0, r.stderr
+    r = kafkapy(*user, "--describe")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "Error: Insufficient permission : /config/users/carol\n")
+    r = kafkapy(*user, "--describe", kafka_opts=login)
+    assert r.returncode == 0 and r.stdout.startswith("Configs for user-principal 'carol' are SCRAM-SHA-512=salt="), r
+    assert r.stdout.endswith(",iterations=8192\n")
