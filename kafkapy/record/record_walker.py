@@ -101,7 +101,7 @@ class RecordWalk:
     def done(self) -> bool:
         return self.index >= self.count
 
-    def walk_all(self, data: bytes | bytearray, pos: int = 0) -> None:
+    def walk_all(self, data: bytes | bytearray | memoryview, pos: int = 0) -> None:
         """Walk every record of an uncompressed records section data[pos:] (the whole rest of `data`)."""
         end = self.walk(data, pos, partial=False)
         if end != len(data):
@@ -134,11 +134,13 @@ class RecordWalk:
             raise CorruptRecordError(
                 f"Incorrect declared batch size, premature end of records after {self.index} of {self.count}")
 
-    def walk(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
+    def walk(self, data: bytes | bytearray | memoryview, pos: int, partial: bool) -> int:
         """Walk records from data[pos] until `count` records or (partial) a record that data does not
         hold entirely; returns the position after the last record walked."""
         if _compiled_walk is not None and use_compiled:
             return self._walk_compiled(data, pos, partial)
+        if isinstance(data, memoryview):
+            data = data.tobytes()  # indexing bytes is the fast path of this loop
         n = len(data)
         i = self.index
         count = self.count
@@ -266,7 +268,7 @@ class RecordWalk:
         return pos
 
 
-    def _walk_compiled(self, data: bytes | bytearray, pos: int, partial: bool) -> int:
+    def _walk_compiled(self, data: bytes | bytearray | memoryview, pos: int, partial: bool) -> int:
         assert _compiled_walk is not None
         cols = self.columns
         (pos, self.index, self.min_ts, self.max_ts, min_i, max_i, gap_i, gap_delta, error, packed) = _compiled_walk(

@@ -113,10 +113,9 @@ class LogValidator:
                 chunks = iter_decompress(codec, body, self.max_bytes)
                 walk.walk_chunks(_kept(chunks, kept) if kept is not None else chunks)
             else:
-                data = bytes(body)
-                walk.walk_all(data)
+                walk.walk_all(body)  # the request's bytes as they are (the compiled walk takes any buffer)
                 if kept is not None:
-                    kept.append(data)
+                    kept.append(bytes(body))
         except DecompressedSizeError as e:
             raise MessageTooLargeError(
                 f"The decompressed records of the batch in the append to {self.topic_partition} exceed the "

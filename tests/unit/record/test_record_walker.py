@@ -176,3 +176,10 @@ def test_gzip_bomb_and_garbage() -> None:
         list(iter_decompress(CompressionType.GZIP, ONE))
     with pytest.raises(DecompressionError):
         list(iter_decompress(CompressionType.GZIP, packed[:100]))
+
+
+def test_walk_takes_a_memoryview_of_the_request() -> None:
+    frame = bytearray(b"xx" + DATA)
+    walk = RecordWalk(len(ITEMS), check_offsets=True)
+    walk.walk_all(memoryview(frame)[2:])
+    assert walk.index == len(ITEMS) and walk.null_keys == [1]
