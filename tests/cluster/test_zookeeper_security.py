@@ -7,8 +7,10 @@ zookeeper: a server JAAS `Server` section with user_kafka=..., SASLAuthenticatio
   /consumers open); an unauthenticated client can read but not write (NoAuth);
 - `configs --zookeeper ... SCRAM-SHA-256=[password=...]` stores the salted credential, creator-only, and the
   broker authenticates confluent-kafka with it;
-- zookeeper-security-migration secure then unsecure on a tree written without ACLs.
-One SASL ZooKeeper and one single-broker cluster for the module.
+- zookeeper-security-migration secure then unsecure on a tree written without ACLs;
+- the brokers share the ZooKeeper identity: after the controller's controlled shutdown the other broker takes
+  over and rewrites the znodes the first one created.
+One SASL ZooKeeper and one two-broker cluster for the module (the failover test runs last).
 """
 
 from __future__ import annotations
@@ -71,16 +73,20 @@ def secure_cluster(request, sasl_zk, tmp_path_factory):
     })
     cluster.env = {"KAFKA_OPTS": sasl_zk.kafka_opts}
     try:
-        broker = cluster.add_broker(0, start=False)
-        broker.sasl_port = conftest.free_port()
-        broker.overrides.update({
-            "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{broker.sasl_port}",
-            "sasl.enabled.mechanisms": "SCRAM-SHA-256",
-            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
-        })
-        broker.start()
-        cluster.wait_for(lambda: cluster.registered_brokers() == [0] and cluster.controller_id() == 0, 30,
-                         what="the broker registered and controller")
+        for broker_id in (0, 1):
+            broker = cluster.add_broker(broker_id, start=False)
+            broker.sasl_port = conftest.free_port()
+            broker.overrides.update({
+                "listeners": f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{broker.sasl_port}",
+                "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+                "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+            })
+        for broker in cluster.brokers.values():
+            broker.start(wait=False)
+        for broker in cluster.brokers.values():
+            broker.wait_started()
+        cluster.wait_for(lambda: cluster.registered_brokers() == [0, 1] and cluster.controller_id() is not None, 30,
+                         what="both brokers registered and a controller elected")
         yield cluster
     finally:
         cluster.stop_all()
@@ -148,7 +154,7 @@ def test_every_znode_the_broker_created_has_kafkas_acls(secure_cluster):
         chroot = secure_cluster.chroot
         assert acl_set(zk, chroot) == {SASL_ALL, WORLD_READ}
         nodes = [p[len(chroot):] for p in walk(zk, chroot) if p != chroot]
-        for must in ("/brokers/ids/0", "/brokers/topics/secured/partitions/1/state", "/config/topics/secured",
+        for must in ("/brokers/ids/0", "/brokers/ids/1", "/brokers/topics/secured/partitions/1/state", "/config/topics/secured",
                      "/controller", "/controller_epoch", "/cluster/id", "/config/users", "/config/brokers",
                      "/consumers", "/latest_producer_id_block"):
             assert must in nodes
@@ -169,7 +175,7 @@ def test_an_unauthenticated_client_reads_but_cannot_write(secure_cluster):
 
     anon = secure_cluster.zk()  # a plain kazoo client, no credentials
     data, _ = anon.get("/brokers/topics/secured")
-    assert json.loads(data)["partitions"] == {"0": [0], "1": [0]}
+    assert sorted(json.loads(data)["partitions"]) == ["0", "1"]
     with pytest.raises(NoAuthError):
         anon.set("/brokers/topics/secured", b'{"version":3,"partitions":{"0":[9]}}')
     with pytest.raises(NoAuthError):  # the attack of the finding: granting oneself an ACL in ZooKeeper
@@ -325,3 +331,25 @@ def test_configs_zookeeper_without_the_login_cannot_read_credentials(secure_clus
     r = kafkapy(*user, "--describe", kafka_opts=login)
     assert r.returncode == 0 and r.stdout.startswith("Configs for user-principal 'carol' are SCRAM-SHA-512=salt="), r
     assert r.stdout.endswith(",iterations=8192\n")
+
+
+def test_the_other_broker_takes_over_the_secured_znodes(secure_cluster):
+    from kafkapy.client.admin import NewTopic
+
+    admin = secure_cluster.admin()
+    try:
+        admin.create_topics([NewTopic("moved", 1, 2)])
+    finally:
+        admin.close()
+    secure_cluster.wait_for(lambda: sorted((secure_cluster.partition_state("moved", 0) or {}).get("isr", [])) == [0, 1],
+                            30, what="both replicas in the ISR")
+    old = secure_cluster.controller_id()
+    assert old is not None
+    other = 1 - old
+    epoch = secure_cluster.zk_json("/controller_epoch")
+    assert secure_cluster.brokers[old].stop() == 0  # controlled shutdown: leaders move, then /controller goes
+    secure_cluster.wait_for(lambda: secure_cluster.controller_id() == other, 30, what="the other broker elected")
+    assert secure_cluster.zk_json("/controller_epoch") == epoch + 1
+    state = secure_cluster.wait_for(lambda: (s := secure_cluster.partition_state("moved", 0)) and s["leader"] == other
+                                    and s, 30, what="leadership on the other broker")
+    assert state["isr"] == [other]
