@@ -45,12 +45,13 @@ def build_parser() -> ToolParser:
 def execute(args: argparse.Namespace, out: Any) -> int:
     from kafkapy.tools import zookeeper_security_migration as m
 
-    if args.zookeeper_acl not in ("secure", "unsecure"):
-        raise UsageError(USAGE)
     if args.zk_tls_config_file is not None:
         raise ToolError("--zk-tls-config-file is not supported by kafkapy (no ZooKeeper TLS); use SASL through "
                         "-Djava.security.auth.login.config")
     try:
+        m.check_security()  # Kafka checks the login before the --zookeeper.acl value
+        if args.zookeeper_acl not in ("secure", "unsecure"):
+            raise UsageError(USAGE)
         result = m.migrate(args.zookeeper_connect, args.zookeeper_acl == "secure", args.session_timeout,
                            args.connection_timeout, args.enable_path_check)
     except m.MigrationError as e:
