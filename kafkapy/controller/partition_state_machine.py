@@ -11,6 +11,7 @@ Thread-safety: none; owned by the controller's event thread.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -177,6 +178,9 @@ class PartitionStateMachine:
         self.ctx = ctx
         self.store = store
         self.unclean_enabled = unclean_enabled
+        # ControllerStats (server/broker_metrics.py): UncleanLeaderElectionsPerSec, LeaderElectionRateAndTimeMs.
+        self.on_unclean_election: Callable[[], None] = lambda: None
+        self.on_election_ms: Callable[[float], None] = lambda ms: None
 
     # -- election strategies (Kafka's PartitionLeaderElectionAlgorithms) --------------------------------------
 
@@ -190,6 +194,7 @@ class PartitionStateMachine:
             unclean = self.unclean_enabled(tp.topic) if allow_unclean is None else allow_unclean
             if unclean and live:
                 log.warning("Unclean leader election for %s: electing %d, out of the ISR %s", tp, live[0], lai.isr)
+                self.on_unclean_election()
                 return live[0], (live[0],)
             return None
         return elect
@@ -283,6 +288,7 @@ class PartitionStateMachine:
                       ) -> dict[TopicPartition, LeaderAndIsr | None]:
         results: dict[TopicPartition, LeaderAndIsr | None] = {}
         proposed: dict[TopicPartition, LeaderAndIsr] = {}
+        started = time.monotonic()
         for tp in partitions:
             leadership = self.ctx.leadership.get(tp)
             if leadership is None:
@@ -298,6 +304,8 @@ class PartitionStateMachine:
             proposed[tp] = current.new_leader_and_isr(*choice)
         results.update(self._write(proposed, batch, send_to=lambda tp: [
             r for r in self.ctx.replicas(tp) if self.ctx.is_replica_online(r)]))
+        if proposed:
+            self.on_election_ms((time.monotonic() - started) * 1000)
         return results
 
     def remove_replica_from_isr(self, broker_id: int, partitions: Iterable[TopicPartition],

@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.metrics.log_flush_stats import LOG_FLUSH_TIMER
 from kafkapy.metrics.meter import Accumulator, Meter, ThreadAccumulator
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
 from kafkapy.metrics.prometheus import PrometheusEndpoint, parse_listener
-from kafkapy.metrics.registry import GAUGE, KafkaMetricsGroup, MetricsRegistry, Sample
+from kafkapy.metrics.registry import GAUGE, TIMER, KafkaMetricsGroup, MetricsRegistry, Sample
 from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.request_metrics import RequestMetrics
 
@@ -84,7 +85,8 @@ class BrokerMetrics:
         controller_stats = KafkaMetricsGroup(registry, "kafka.controller", "ControllerStats")
         self.leader_election = controller_stats.timer("LeaderElectionRateAndTimeMs")
         self.unclean_elections = controller_stats.meter("UncleanLeaderElectionsPerSec", "elections")
-        self.log_flush = registry.timer(metric_name("kafka.log", "LogFlushStats", "LogFlushRateAndTimeMs"))
+        self.log_flush = registry.register(metric_name("kafka.log", "LogFlushStats", "LogFlushRateAndTimeMs"), TIMER,
+                                           LOG_FLUSH_TIMER)
         self.zk_latency = registry.histogram(metric_name("kafka.server", "ZooKeeperClientMetrics",
                                                          "ZooKeeperRequestLatencyMs"))
         self.endpoint: PrometheusEndpoint | None = None
@@ -127,6 +129,12 @@ class BrokerMetrics:
 
     def start(self, server: KafkaServer) -> None:
         """Register the gauges over a started server and start its Prometheus endpoint when configured."""
+        if server.controller is not None:  # ControllerStats
+            server.controller.psm.on_unclean_election = self.unclean_elections.mark
+            server.controller.psm.on_election_ms = self.leader_election.update
+        zk_client = getattr(server.store, "_client", None)
+        if zk_client is not None and hasattr(zk_client, "latency_recorder"):
+            zk_client.latency_recorder = self.zk_latency.update  # ZooKeeperRequestLatencyMs
         self._register_replica_manager(server)
         self._register_network(server)
         self._register_controller(server)

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.metrics.log_flush_stats import LOG_FLUSH_TIMER
 from kafkapy.record.batch_header import (
     ATTRIBUTES_OFFSET,
     CRC_OFFSET,
@@ -439,6 +440,7 @@ class Log:
             return
         segments, bases = self._segments, self._bases
         start = max(0, bisect.bisect_right(bases, self._recovery_point) - 1)
+        flush_start = self.time.nanoseconds()
         for segment in segments[start:]:
             if segment.base_offset >= target:
                 break
@@ -447,6 +449,7 @@ class Log:
             except (ValueError, OSError):
                 if not segment.log.closed:
                     raise
+        LOG_FLUSH_TIMER.update((self.time.nanoseconds() - flush_start) / 1e6)  # LogFlushRateAndTimeMs
         with self.lock:
             if target > self._recovery_point:
                 self._recovery_point = target

@@ -19,6 +19,7 @@ Thread-safety: kazoo's client is thread-safe; this wrapper keeps no mutable stat
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -265,13 +266,20 @@ class KafkaZkClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # Kafka's ZooKeeperClientMetrics ZooKeeperRequestLatencyMs: called with each request's ms when set (the broker).
+    latency_recorder: Callable[[float], None] | None = None
+
     def _call(self, fn: Callable[..., Any], path: str, *args: Any, **kwargs: Any) -> Any:
+        start = time.monotonic_ns()
         try:
             if self._retry:
                 return self._zk.retry(fn, *args, **kwargs)
             return fn(*args, **kwargs)
         except KazooException as e:
             raise _error(e, path) from None
+        finally:
+            if self.latency_recorder is not None:
+                self.latency_recorder((time.monotonic_ns() - start) / 1e6)
 
     def acls_for(self, path: str) -> list[ACL]:
         return _kazoo_acls(default_acls(self.secure_acls, path))

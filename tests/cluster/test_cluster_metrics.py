@@ -93,7 +93,11 @@ def test_sigkill_shows_under_replicated_and_offline_partitions(cluster) -> None:
     # Kafka's controller counts the partitions in OfflinePartition state: the RF-1 topic's, whose only replica died;
     # the replicated topic's partitions got new leaders.
     assert down[OFFLINE] == 1.0
-    assert scrape(urls[cluster.controller_id()])[OFFLINE] == 1.0
+    on_controller = scrape(urls[cluster.controller_id()])
+    assert on_controller[OFFLINE] == 1.0
+    # ControllerStats: the failover's elections were timed; every broker timed its ZooKeeper requests.
+    assert on_controller["kafka_controller_controllerstats_leaderelectionrateandtimems_count"] >= 1
+    assert all(scrape(u)["kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count"] > 0 for u in live)
     # Every partition the victim held a replica of is under-replicated on its new leader (3 of REPLICATED).
     assert down[URP] == 3.0
 

@@ -106,6 +106,22 @@ def test_prometheus_serves_kafka_metric_names(broker: Any, produced: int) -> Non
     assert 0.0 <= samples["kafka_network_socketserver_networkprocessoravgidlepercent"] <= 1.0
 
 
+def test_consumer_lag_where_the_broker_coordinates_the_group(broker: Any, produced: int) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{broker.bound_port()}", "group.id": "lagging",
+                         "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(TOPIC, 0, 400)], asynchronous=False)
+    finally:
+        consumer.close()
+    key = f'kafka_coordinator_group_groupmetadatamanager_consumerlag{{group="lagging",partition="0",topic="{TOPIC}"}}'
+    samples = scrape(broker)
+    end = samples[f'kafka_log_log_logendoffset{{partition="0",topic="{TOPIC}"}}']
+    assert samples[key] == end - 400
+    assert samples["kafka_coordinator_group_groupmetadatamanager_numgroups"] >= 1
+
+
 def test_jmx_one_time_prints_the_counter(broker: Any, produced: int, cli: Any) -> None:
     wait_scrape(broker, f'kafka_server_brokertopicmetrics_messagesin_total{{topic="{TOPIC}"}}', 1000.0)
     mbean = f"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec,topic={TOPIC}"
