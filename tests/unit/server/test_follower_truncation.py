@@ -211,3 +211,32 @@ def test_answer_of_the_previous_leader_is_not_appended_after_the_epoch_moved(mak
     old_thread._process_fetch(request, fetched)
     assert f.log_end_offset == 1304
     assert f.truncate_to(1000, fetch_leader_epoch=0) is False and f.log_end_offset == 1304
+
+
+def test_epoch_cache_is_trusted_only_up_to_the_recovered_log(tmp_path) -> None:
+    """After a crash the leader-epoch checkpoint (fsynced on every change, before the data it describes is
+    flushed) may name epochs the log lost; the loader cuts it at the recovered log end, and an unclean start
+    re-assigns epochs from the recovered batches past the recovery point, so OffsetsForLeaderEpoch answers
+    come from the log as it is."""
+    from kafkapy.storage.checkpoint_file import LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCheckpointFile
+
+    time = MockTime()
+    path = os.path.join(str(tmp_path), "t-0")
+    log = Log.open(path, LogConfig.from_props({}, {}), time)
+    log.append_as_follower(batch(0, 0, 10, b"a"))
+    log.append_as_follower(batch(10, 3, 5, b"b"))
+    log.close()
+    checkpoint = LeaderEpochCheckpointFile(os.path.join(path, LEADER_EPOCH_CHECKPOINT_FILE))
+    checkpoint.write([(0, 0), (3, 10), (5, 40)])  # epoch 5's batches never reached the log
+    log = Log.open(path, LogConfig.from_props({}, {}), time)
+    try:
+        assert log.leader_epoch_cache.epoch_entries() == [(0, 0), (3, 10)]
+        assert log.end_offset_for_epoch(3) == (3, 15)
+    finally:
+        log.close()
+    checkpoint.write([(0, 0)])  # the entry for epoch 3 was lost, the batches were not
+    log = Log.open(path, LogConfig.from_props({}, {}), time, recovery_point=0, had_clean_shutdown=False)
+    try:
+        assert log.leader_epoch_cache.epoch_entries() == [(0, 0), (3, 10)]
+    finally:
+        log.close()
