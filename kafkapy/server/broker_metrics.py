@@ -4,7 +4,7 @@ KafkaServer creates the MetricsRegistry first (so the ISR meters wrap the AlterI
 partition exists), then calls `BrokerMetrics.start(server)` once its components run. Registered here, all
 computed at scrape time (gauges and providers read the components; nothing runs per record):
 - kafka.server ReplicaManager: UnderReplicatedPartitions, UnderMinIsrPartitionCount, AtMinIsrPartitionCount,
-  PartitionCount, LeaderCount, OfflineReplicaCount, ReassigningPartitions (+ the IsrShrinksPerSec /
+  PartitionCount, LeaderCount, OfflineReplicaCount (+ the IsrShrinksPerSec /
   IsrExpandsPerSec meters marked by `MeteredAlterIsrManager` when a leader proposes an ISR change);
 - kafka.server KafkaServer BrokerState (3 = RunningAsBroker), KafkaRequestHandlerPool
   RequestHandlerAvgIdlePercent (a Meter in idle ns per ns, marked by the handler threads);
@@ -170,8 +170,7 @@ class BrokerMetrics:
         g.gauge("UnderReplicatedPartitions", lambda: sum(1 for p in leaders() if len(p.isr) < len(p.replicas)))
         g.gauge("UnderMinIsrPartitionCount", lambda: sum(1 for p in leaders() if len(p.isr) < min_isr(p)))
         g.gauge("AtMinIsrPartitionCount", lambda: sum(1 for p in leaders() if len(p.isr) == min_isr(p)))
-        g.gauge("OfflineReplicaCount", lambda: 0)  # no offline log directories: kafkapy fails the broker instead
-        g.gauge("ReassigningPartitions", lambda: 0)
+        g.gauge("OfflineReplicaCount", lambda: 0)  # kafkapy keeps no per-log-directory offline state
         g.meter("FailedIsrUpdatesPerSec", "failedUpdates")
         metered = server.alter_isr_manager
         if isinstance(metered, MeteredAlterIsrManager):
@@ -244,7 +243,6 @@ class BrokerMetrics:
         g.gauge("GlobalPartitionCount", partitions)
         g.gauge("TopicsToDeleteCount", lambda: 0 if active() is None else len(active().ctx.topics_to_be_deleted))
         g.gauge("ActiveBrokerCount", lambda: 0 if active() is None else len(active().ctx.live_brokers))
-        g.gauge("ControllerState", lambda: 0)
         cluster = server.cluster
         if cluster is not None:
             store = server.store
@@ -280,8 +278,17 @@ class BrokerMetrics:
         g = KafkaMetricsGroup(self.registry, "kafka.log", "LogCleaner")
         g.gauge("max-clean-time-secs", clean_secs)
         g.gauge("cleaner-recopy-percent", recopy)
-        g.gauge("max-buffer-utilization-percent", lambda: 0)
-        g.gauge("DeadThreadCount", lambda: 0)
+        def threads() -> list[Any]:
+            cleaner = getattr(lm, "cleaner", None)
+            return list(getattr(cleaner, "_threads", ())) if cleaner is not None else []
+
+        def buffer_utilization() -> int:
+            # Kafka: 100 x the offset map's utilization after the last pass (the map stays filled until the next).
+            maps = [t.cleaner.offset_map for t in threads() if getattr(t, "cleaner", None) is not None]
+            return int(100 * max((m.utilization() for m in maps), default=0.0))
+
+        g.gauge("max-buffer-utilization-percent", buffer_utilization)
+        g.gauge("DeadThreadCount", lambda: sum(1 for t in threads() if not t.is_alive()))
 
     def _register_coordinators(self, server: KafkaServer) -> None:
         services = server.services
