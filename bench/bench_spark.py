@@ -93,13 +93,98 @@ def end_offsets_sum(bootstrap: str, topic: str) -> int:
     return sum(v.offset for v in found.values())
 
 
+def write_big_log_dir(log_dir: str, total_bytes: int, value_bytes: int, segment_bytes: int = 1 << 30) -> int:
+    """A Kafka log dir of `total_bytes` in 4 topics x 2 partitions, 1 GiB segments with Kafka's .index
+    (an entry per batch, every batch being over index.interval.bytes) and .timeindex, written straight to
+    disk: one template batch of 500 records per partition, re-stamped per copy (baseOffset, base and max
+    timestamp one second apart, CRC-32C recomputed). Returns the records written."""
+    import struct
+
+    from kafkapy.record.batch_header import CRC_OFFSET
+    from kafkapy.record.crc import crc32c
+    from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
+
+    per_batch = 500
+    builder = MemoryRecordsBuilder()
+    for i in range(per_batch):
+        builder.append(i, b"key-%d" % (i % 50), bytes([97 + i % 26]) * value_bytes)
+    template = bytearray(builder.build())
+    size = len(template)
+    tps = [(f"ops-{t}", p) for t in range(4) for p in range(2)]
+    batches_per_tp = max(1, total_bytes // size // len(tps))
+    per_segment = max(1, segment_bytes // size)
+    t0 = (int(time.time()) - 7 * 86400 + 3600) * 1000  # inside the default 7-day retention
+    written = 0
+    for topic, part in tps:
+        pdir = os.path.join(log_dir, f"{topic}-{part}")
+        os.makedirs(pdir)
+        for first in range(0, batches_per_tp, per_segment):
+            n = min(per_segment, batches_per_tp - first)
+            base = first * per_batch
+            with open(os.path.join(pdir, f"{base:020d}.log"), "wb") as log, \
+                    open(os.path.join(pdir, f"{base:020d}.index"), "wb") as index, \
+                    open(os.path.join(pdir, f"{base:020d}.timeindex"), "wb") as tindex:
+                for j in range(n):
+                    offset = base + j * per_batch
+                    ts = t0 + (first + j) * 1000
+                    struct.pack_into(">q", template, 0, offset)
+                    struct.pack_into(">qq", template, 27, ts, ts + per_batch - 1)
+                    struct.pack_into(">I", template, CRC_OFFSET, crc32c(memoryview(template)[21:]))
+                    log.write(template)
+                    rel_last = offset + per_batch - 1 - base
+                    index.write(struct.pack(">ii", rel_last, j * size))
+                    tindex.write(struct.pack(">qi", ts + per_batch - 1, rel_last))
+            written += n * per_batch
+    return written
+
+
+def bench_log_segments(spark, a) -> None:
+    """kafkapy-log-segments over a generated >= --log-gb GB log dir (deleted afterwards)."""
+    import kafkapy.spark
+
+    free = shutil.disk_usage(tempfile.gettempdir()).free
+    need = int(a.log_gb * 1e9)
+    if free < 3 * need:
+        print(f"log segments: skipped, {free / 1e9:.0f} GB free in {tempfile.gettempdir()} (need {3 * need / 1e9:.0f})")
+        return
+    log_dir = tempfile.mkdtemp(prefix="bench-spark-logs-")
+    try:
+        t = time.monotonic()
+        records = write_big_log_dir(log_dir, need, a.value_bytes)
+        on_disk = sum(e.stat().st_size for d in os.scandir(log_dir) for e in os.scandir(d.path))
+        print(f"log segments: wrote {on_disk / 1e9:.2f} GB ({records:,} records, 8 partitions, 1 GiB segments) "
+              f"in {time.monotonic() - t:.1f} s")
+        kafkapy.spark.register(spark)
+        df = spark.read.format("kafkapy-log-segments").load(log_dir)
+        t = time.monotonic()
+        counts = df.groupBy("topic").count().collect()
+        took = time.monotonic() - t
+        assert sum(r["count"] for r in counts) == records, counts
+        print(f"log segments: full scan into a per-topic count, local[2]: {records / took:,.0f} rows/s, "
+              f"{on_disk / took / 1e6:,.0f} MB/s ({took:.1f} s)")
+        from pyspark.sql import functions as F
+
+        lo, hi = records // 8 // 2, records // 8 // 2 + 1_000_000
+        t = time.monotonic()
+        n = df.where((F.col("topic") == "ops-1") & (F.col("partition") == 0) & (F.col("offset") >= lo)
+                     & (F.col("offset") < hi)).count()
+        took = time.monotonic() - t
+        assert n == hi - lo, n
+        print(f"log segments: pushed-down topic/partition/offset range ({n:,} of {records:,} rows): {took:.2f} s")
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, default=1_000_000)
     p.add_argument("--value-bytes", type=int, default=100)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--click-events", type=int, default=100_000)
+    p.add_argument("--log-gb", type=float, default=5.0, help="size of the generated log dir (0: skip)")
+    p.add_argument("--skip", default="", help="comma-separated parts to leave out: read,write,segments,submit")
     a = p.parse_args(argv)
+    skip = set(a.skip.split(","))
     env = {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     os.environ.update(env)
     os.environ["PYTHONPATH"] = str(REPO) + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
@@ -122,7 +207,7 @@ def main(argv: list[str]) -> int:
                  .config("spark.driver.memory", "1g").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         jvm = spark.sparkContext._gateway.proc.pid
-        for label, reader in (("before", "per-task"), ("after ", "pipelined")):
+        for label, reader in () if "read" in skip else (("before", "per-task"), ("after ", "pipelined")):
             df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
                   .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
             reads, read_cpu = [], []
@@ -138,8 +223,8 @@ def main(argv: list[str]) -> int:
 
         out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
                                                 f"repeat('x', {a.value_bytes}) AS value")
-        for label, writer, codec in (("before", "per-record", "none"), ("after ", "batch", "none"),
-                                     ("after ", "batch", "lz4")):
+        paths = (("before", "per-record", "none"), ("after ", "batch", "none"), ("after ", "batch", "lz4"))
+        for label, writer, codec in () if "write" in skip else paths:
             writes, write_cpu = [], []
             for i in range(a.rounds):
                 topic = f"bench-spark-out-{writer}-{codec}-{i}"
@@ -154,23 +239,26 @@ def main(argv: list[str]) -> int:
             print(f"write {label} ({writer}, {codec}) {a.records} rows to a topic, local[2]: best "
                   f"{a.records / min(writes):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)}); "
                   f"Spark CPU {min(write_cpu):.1f} s")
+        if a.log_gb > 0 and "segments" not in skip:
+            bench_log_segments(spark, a)
         spark.stop()
 
-        sys.path.insert(0, str(REPO / "examples" / "clickstream"))
-        from clicks import click_events, produce_clicks
+        if "submit" not in skip:
+            sys.path.insert(0, str(REPO / "examples" / "clickstream"))
+            from clicks import click_events, produce_clicks
 
-        produce_clicks(bootstrap, "bench-clicks", click_events(a.click_events), partitions=3)
-        print(f"load average before spark-submit: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-        t = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "spark-submit",
-                               str(REPO / "examples" / "clickstream" / "clickstream_batch.py"),
-                               "--bootstrap-server", bootstrap, "--input", "bench-clicks", "--output", "bench-counts"],
-                              capture_output=True, text=True)
-        wall = time.monotonic() - t
-        if done.returncode != 0:
-            raise SystemExit(done.stderr[-2000:])
-        print(f"kafkapy spark-submit clickstream_batch.py ({a.click_events} events): {wall:.1f} s wall "
-              f"({done.stdout.strip().splitlines()[-1]})")
+            produce_clicks(bootstrap, "bench-clicks", click_events(a.click_events), partitions=3)
+            print(f"load average before spark-submit: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            t = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "spark-submit",
+                                   str(REPO / "examples" / "clickstream" / "clickstream_batch.py"),
+                                   "--bootstrap-server", bootstrap, "--input", "bench-clicks", "--output", "bench-counts"],
+                                  capture_output=True, text=True)
+            wall = time.monotonic() - t
+            if done.returncode != 0:
+                raise SystemExit(done.stderr[-2000:])
+            print(f"kafkapy spark-submit clickstream_batch.py ({a.click_events} events): {wall:.1f} s wall "
+                  f"({done.stdout.strip().splitlines()[-1]})")
     finally:
         proc.terminate()
         proc.wait(60)

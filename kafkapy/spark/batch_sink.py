@@ -82,6 +82,7 @@ class ArrowBatchSink:
         self.records = 0
         self._sticky: dict[str, int] = {}
         self._partitions: dict[str, int] = {}
+        self._by_key: dict[tuple[str, bytes], int] = {}  # murmur2 partition of keys seen (bounded)
 
     def _on_done(self, _metadata: Any, exc: BaseException | None) -> None:
         if exc is not None and not self.failures:
@@ -138,7 +139,7 @@ class ArrowBatchSink:
         part = given.cast(_I64) if given is not None else pa.nulls(n, _I64)
         if keys is not None and part.null_count and keys.null_count < n:
             encoded = keys.dictionary_encode()
-            by_key = pa.array([partition_for_key(k, count) for k in encoded.dictionary.to_pylist()], _I64)
+            by_key = pa.array([self._key_partition(topic, k, count) for k in encoded.dictionary.to_pylist()], _I64)
             part = pc.coalesce(part, pc.take(by_key, encoded.indices))
         if part.null_count:
             part = self._sticky_partitions(topic, part, keys, values, headers, count)
@@ -158,6 +159,15 @@ class ArrowBatchSink:
             sl = (None if c is None else c.slice(start, end - start) for c in (keys, values, headers))
             self._append(topic, p, _Rows(*sl, since=now))
             start = end
+
+    def _key_partition(self, topic: str, key: bytes, count: int) -> int:
+        cache = self._by_key
+        p = cache.get((topic, key))
+        if p is None:
+            if len(cache) >= 100_000:
+                cache.clear()
+            p = cache[(topic, key)] = partition_for_key(key, count)
+        return p
 
     def _sticky_partitions(self, topic: str, part: pa.Array, keys: pa.Array | None, values: pa.Array,
                            headers: pa.Array | None, count: int) -> pa.Array:

@@ -151,7 +151,7 @@ def read_range(
                 from kafkapy.client.errors import error_from_code
 
                 raise error_from_code(p.error_code, f"partition {tp}")
-            cols = RecordColumns(tp.topic, tp.partition, spec.include_headers, arrow_schema)
+            cols = RecordColumns(tp.topic, tp.partition, spec.include_headers, arrow_schema, walker=pipelined)
             next_offset = _collect(cols, p, offset, read_committed, bool(config["check.crcs"]), tp)
             if next_offset > offset:
                 deadline = time.monotonic() + spec.poll_timeout_ms / 1000

@@ -5,17 +5,21 @@ timestampDelta varlong | offsetDelta varint | keyLength varint | key | valueLeng
 headersCount varint | headers) and magic 0/1 message sets (through kafkapy.record's legacy decoder).
 
 `RecordColumns` collects the record bytes of many batches of one topic-partition into one arena
-(uncompressed batches are copied once, compressed ones decompressed once). Only the chain of record
-lengths is walked in Python (one varint per record: where each record starts); every other field is
-decoded for all records at once with Arrow compute kernels (vectorised varints), and the key and value
-columns are gathered straight from the arena by `take` over a binary array whose offsets are the
-field boundaries. Headers (rare) are decoded per record, only for records that have any.
+(uncompressed batches are copied once, compressed ones decompressed once) and walks each batch with
+the shared record walker (record/record_walker.RecordWalk, compiled when built), which checks the
+length chain and leaves every record's field positions in one packed int64 array; each field then
+becomes an Arrow column with one kernel, and the key and value columns are gathered straight from the
+arena by `take` over a binary array whose offsets are the field boundaries. Headers (rare) are decoded
+per record, only for records that have any. `walker=False` keeps the former decoder (a Python walk of
+the record lengths, the other fields decoded by vectorised varint kernels), selected by the reader's
+`kafkapy.reader=per-task` for the benchmark's before/after.
 
 Not thread-safe: one RecordColumns per reader task.
 """
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 import pyarrow as pa
@@ -26,6 +30,18 @@ from kafkapy.record.compression import CompressionType, DecompressionError, deco
 from kafkapy.record.default_record import decode_headers
 from kafkapy.record.errors import CorruptRecordError
 from kafkapy.record.memory_records import DefaultRecordBatch
+from kafkapy.record.record_walker import (
+    COLUMNS,
+    HEADERS_COUNT,
+    HEADERS_POS,
+    KEY_LEN,
+    KEY_POS,
+    OFFSET_DELTA,
+    TIMESTAMP_DELTA,
+    VALUE_LEN,
+    VALUE_POS,
+    RecordWalk,
+)
 from kafkapy.record.varint import VarintError, decode_unsigned_varint
 
 __all__ = ["RecordColumns", "scan_record_starts"]
@@ -128,8 +144,11 @@ def _gather(perm: tuple[pa.Array, pa.Array], arena: pa.Buffer, starts: pa.Array,
 class RecordColumns:
     """Records of one topic-partition, accumulated batch by batch, built into one Arrow RecordBatch."""
 
-    def __init__(self, topic: str, partition: int, include_headers: bool, arrow_schema: pa.Schema) -> None:
+    def __init__(self, topic: str, partition: int, include_headers: bool, arrow_schema: pa.Schema,
+                 walker: bool = True) -> None:
         self.topic = topic
+        self.walker = walker
+        self._walked = array("q")  # RecordWalk columns: COLUMNS int64 per record
         self.partition = partition
         self.include_headers = include_headers
         self.schema = arrow_schema
@@ -145,7 +164,10 @@ class RecordColumns:
         self.bytes = 0
 
     def __len__(self) -> int:
-        return len(self._starts) + len(self._legacy)
+        return self._v2_count() + len(self._legacy)
+
+    def _v2_count(self) -> int:
+        return len(self._walked) // COLUMNS if self.walker else len(self._starts)
 
     def add_batch(self, batch: Any) -> None:
         """Add every record of a data batch (control batches must be filtered by the caller)."""
@@ -169,7 +191,10 @@ class RecordColumns:
         base = len(arena)
         arena += body
         self.bytes += batch.size_in_bytes
-        scan_record_starts(arena, base, len(arena), count, self._starts, self._ends)
+        if self.walker:
+            RecordWalk(count, columns=self._walked).walk_all(arena, base)
+        else:
+            scan_record_starts(arena, base, len(arena), count, self._starts, self._ends)
         self._base_offsets += [h.base_offset] * count
         self._base_ts += [h.base_timestamp] * count
         log_append = bool(h.attributes & TIMESTAMP_TYPE_MASK)
@@ -186,9 +211,11 @@ class RecordColumns:
         return [b for b in out if b is not None]
 
     def _build_v2(self, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
-        n = len(self._starts)
+        n = self._v2_count()
         if n == 0:
             return None
+        if self.walker:
+            return self._build_walked(n, start_offset, end_offset)
         arena = pa.py_buffer(self._arena)
         u8 = pa.Array.from_buffers(pa.uint8(), len(self._arena), [None, arena])
         ends = pa.array(self._ends, _I64)
@@ -227,6 +254,46 @@ class RecordColumns:
         if self.include_headers:
             columns["headers"] = headers if headers is not None else pa.array([[]] * n, self._headers_type())
         return self._assemble(columns, n, start_offset, end_offset)
+
+    def _build_walked(self, n: int, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
+        """The record columns from the shared RecordWalk's positions (record/record_walker.py): one
+        Arrow kernel per field, the keys and values gathered straight from the arena."""
+        arena = pa.py_buffer(self._arena)
+        flat = pa.Array.from_buffers(_I64, n * COLUMNS, [None, pa.py_buffer(self._walked)])
+        fields = pa.FixedSizeListArray.from_arrays(flat, COLUMNS)
+
+        def col(k: int) -> pa.Array:
+            return pc.list_element(fields, k)
+
+        klen, vlen = col(KEY_LEN), col(VALUE_LEN)
+        perm = self._permutation(n)
+        key = _gather(perm, arena, col(KEY_POS), pc.max_element_wise(klen, _ZERO), pc.less(klen, _ZERO))
+        value = _gather(perm, arena, col(VALUE_POS), pc.max_element_wise(vlen, _ZERO), pc.less(vlen, _ZERO))
+        offset = pc.add(pa.array(self._base_offsets, _I64), col(OFFSET_DELTA))
+        ts_ms = pc.if_else(pa.array(self._append_ts, pa.bool_()), pa.array(self._max_ts, _I64),
+                           pc.add(pa.array(self._base_ts, _I64), col(TIMESTAMP_DELTA)))
+        columns = {"key": key, "value": value, "offset": offset, "timestamp": ts_ms,
+                   "timestampType": pa.array(self._ts_types, pa.int32())}
+        if self.include_headers:
+            hcount = col(HEADERS_COUNT)
+            if pc.any(pc.not_equal(hcount, _ZERO)).as_py():
+                columns["headers"] = self._walked_headers(hcount, col(HEADERS_POS))
+            else:
+                columns["headers"] = pa.array([[]] * n, self._headers_type())
+        return self._assemble(columns, n, start_offset, end_offset)
+
+    def _walked_headers(self, hcount: pa.Array, hpos: pa.Array) -> pa.Array:
+        """Headers of the records that have any (per record: headers are rare and small)."""
+        data = bytes(self._arena)
+        out: list[list[dict]] = []
+        for c, pos in zip(hcount.to_pylist(), hpos.to_pylist(), strict=True):
+            if not c:
+                out.append([])
+                continue
+            _, pos = decode_unsigned_varint(data, pos, 5)  # the count the walk already read
+            hs, _ = decode_headers(data, pos, c)
+            out.append([{"key": k, "value": v} for k, v in hs])
+        return pa.array(out, self._headers_type())
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -50,8 +50,16 @@ def _lookup() -> tuple[pa.Array, pa.Array]:
     return _tables
 
 
+_SCALARS: dict[int, pa.Scalar] = {}
+
+
 def _k(v: int) -> pa.Scalar:
-    return pa.scalar(v, _I64)
+    s = _SCALARS.get(v)
+    if s is None:
+        if len(_SCALARS) > 1024:
+            _SCALARS.clear()
+        s = _SCALARS[v] = pa.scalar(v, _I64)
+    return s
 
 
 def unsigned_varints(u: pa.Array) -> pa.Array:
