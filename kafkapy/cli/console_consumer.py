@@ -169,6 +169,11 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     if args.value_deserializer:
         formatter_props["value.deserializer"] = args.value_deserializer
     formatter_props.update(parse_key_values(args.property, "--property"))
+    from kafkapy.tools.coordinator_formatters import deprecation_warning
+
+    warning = deprecation_warning(args.formatter)
+    if warning is not None:
+        out.err.write(warning + "\n")
     try:
         formatter = cc.build_formatter(args.formatter, formatter_props)
         props, has_group = cc.consumer_props(file_props, cli_props, args.bootstrap_server, args.from_beginning,

@@ -176,8 +176,13 @@ def build_formatter(class_name: str, props: Mapping[str, str]) -> Any:
         return DefaultMessageFormatter(props)
     if class_name in NOOP_FORMATTERS:
         return NoOpMessageFormatter(props)
-    raise FormatterError(f"{class_name} (kafkapy supports DefaultMessageFormatter, LoggingMessageFormatter and "
-                         "NoOpMessageFormatter)")
+    from kafkapy.tools.coordinator_formatters import FORMATTERS
+
+    if class_name in FORMATTERS:
+        return FORMATTERS[class_name](props)
+    raise FormatterError(f"{class_name} (kafkapy supports DefaultMessageFormatter, LoggingMessageFormatter, "
+                         "NoOpMessageFormatter and the coordinators' Offsets/GroupMetadata/TransactionLog "
+                         "MessageFormatters)")
 
 
 # --- consumer properties ---------------------------------------------------------------------------
