@@ -1,7 +1,7 @@
 """ClientSecurity: a client's `security.protocol`, TLS context and SASL credentials, built once per client.
 
 Keys (Kafka's): `security.protocol` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), the `ssl.*` keys of
-common/ssl_config.py, `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and
+common/ssl_config.py, `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER: client/oauthbearer_login.py) and
 `sasl.jaas.config` (`... required username="u" password="p";`; Kafka's ScramLoginModule option
 `tokenauth="true"` logs in with a delegation token: username = token id, password = its HMAC). librdkafka's spellings are accepted
 too, so one properties file serves kcat and the tools: `sasl.username` / `sasl.password`,
@@ -15,11 +15,13 @@ import ssl
 from collections.abc import Mapping
 from typing import Any
 
-from kafkapy.client.sasl_client import SaslClient, sasl_client
+from kafkapy.client.oauthbearer_login import TokenSource, token_source
+from kafkapy.client.sasl_client import OAuthBearerSaslClient, SaslClient, sasl_client
+from kafkapy.common.errors import SaslAuthenticationFailedError
 from kafkapy.common.jaas_config import JaasConfigError, parse_jaas_config
 from kafkapy.common.ssl_config import build_ssl_context
 
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _LIBRDKAFKA_SSL = {"ssl.truststore.location": "ssl.ca.location", "ssl.keystore.location": "ssl.certificate.location"}
 
 
@@ -42,6 +44,7 @@ class ClientSecurity:
         self.mechanism: str | None = None
         self._username = self._password = ""
         self._tokenauth = False
+        self._oauth_token: TokenSource | None = None
         if self.security_protocol in ("SSL", "SASL_SSL"):
             self.ssl_context = build_ssl_context(get, server_side=False)
             key_file, cert_file = raw("ssl.key.location"), raw("ssl.certificate.location")
@@ -55,8 +58,16 @@ class ClientSecurity:
             if self.mechanism not in SASL_MECHANISMS:
                 raise ValueError(f"Invalid value {self.mechanism} for configuration sasl.mechanism: "
                                  f"supported mechanisms are {', '.join(SASL_MECHANISMS)}")
-            self._username, self._password = self._credentials(raw)
-            self._tokenauth = self._token_auth(raw)
+            if self.mechanism == "OAUTHBEARER":
+                jaas = raw("sasl.jaas.config")
+                try:
+                    options = parse_jaas_config(str(jaas)).options if jaas else {}
+                except JaasConfigError as e:
+                    raise ValueError(f"Invalid value for configuration sasl.jaas.config: {e}") from None
+                self._oauth_token = token_source(raw, options)
+            else:
+                self._username, self._password = self._credentials(raw)
+                self._tokenauth = self._token_auth(raw)
 
     @staticmethod
     def _token_auth(raw: Any) -> bool:
@@ -82,6 +93,11 @@ class ClientSecurity:
 
     def sasl_client(self) -> SaslClient:
         assert self.mechanism is not None
+        if self._oauth_token is not None:
+            try:
+                return OAuthBearerSaslClient(self._oauth_token())
+            except OSError as e:
+                raise SaslAuthenticationFailedError(f"Cannot read the OAUTHBEARER token: {e}") from None
         return sasl_client(self.mechanism, self._username, self._password,
                            {"tokenauth": "true"} if self._tokenauth else None)
 

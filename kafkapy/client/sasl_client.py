@@ -1,4 +1,5 @@
-"""SASL client mechanisms for BrokerConnection: PLAIN (RFC 4616) and SCRAM-SHA-256/512 (RFC 5802).
+"""SASL client mechanisms for BrokerConnection: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802) and
+OAUTHBEARER (RFC 7628; the token comes from client/oauthbearer_login.py).
 
 A mechanism produces the first token (`initial()`), then answers each server token
 (`evaluate(token) -> bytes | None`, None once complete). PLAIN sends `\\0user\\0password`; SCRAM
@@ -75,6 +76,23 @@ class ScramSaslClient(SaslClient):
         expected = scram.server_signature(self._hash, credential.server_key, self._auth_message)
         if scram.unb64(attrs.get("v", "")) != expected:
             raise SaslAuthenticationFailedError("Invalid server signature in SCRAM server-final message")
+        self.complete = True
+        return None
+
+
+class OAuthBearerSaslClient(SaslClient):
+    """RFC 7628's client initial response `n,,%x01auth=Bearer <token>%x01%x01`; a server error challenge
+    (`{"status":"invalid_token"}`) is acknowledged with %x01, after which the broker fails the exchange."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def initial(self) -> bytes:
+        return f"n,,\x01auth=Bearer {self._token}\x01\x01".encode()
+
+    def evaluate(self, token: bytes) -> bytes | None:
+        if token:
+            return b"\x01"
         self.complete = True
         return None
 

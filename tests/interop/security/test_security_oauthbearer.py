@@ -18,7 +18,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
-from security_helpers import OAUTH_JAAS, ck_roundtrip
+from security_helpers import OAUTH_JAAS, ck_roundtrip, kafkapy_roundtrip, run_tool
 
 from kafkapy.protocol.messages.metadata import MetadataRequest
 from kafkapy.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
@@ -302,3 +302,35 @@ def test_a_mechanism_bug_is_an_authentication_failure_not_a_server_error(oauth_b
     lines = failure_lines(caplog)
     assert len(lines) == 1 and "OverflowError: cannot convert float infinity to integer" in lines[0]
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_kafkapy_client_and_tools_log_in_with_oauthbearer(oauth_broker, tmp_path):
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.errors import SaslAuthenticationFailedError
+
+    unsecured = {"bootstrap.servers": oauth_broker.bootstrap("OPEN"), "security.protocol": "SASL_PLAINTEXT",
+                 "sasl.mechanism": "OAUTHBEARER", "client.id": "own-oauth",
+                 "sasl.jaas.config": 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+                                     'unsecuredLoginStringClaim_sub="svc-kafkapy";'}
+    values = [b"own-oauth-%d" % i for i in range(20)]
+    assert kafkapy_roundtrip(unsecured, "own-oauth", values) == list(enumerate(values))
+    token_file = tmp_path / "token.jwt"
+    token_file.write_text(oauth_broker.signed("svc-signed")[0] + "\n")
+    signed = {"bootstrap.servers": oauth_broker.bootstrap("SECURED"), "security.protocol": "SASL_PLAINTEXT",
+              "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url": token_file.as_uri(),
+              "sasl.login.callback.handler.class":
+                  "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+              "sasl.jaas.config": OAUTH_JAAS}
+    assert kafkapy_roundtrip(signed, "own-oauth-signed", values) == list(enumerate(values))
+    props = tmp_path / "client.properties"
+    props.write_text("".join(f"{k}={v}\n" for k, v in signed.items() if k != "bootstrap.servers"))
+    listed = run_tool("topics", "--bootstrap-server", oauth_broker.bootstrap("SECURED"), "--command-config",
+                      str(props), "--list")
+    assert listed.rc == 0 and "own-oauth-signed" in listed.out.split(), listed.err
+    forged = AdminClient({**unsecured, "bootstrap.servers": oauth_broker.bootstrap("SECURED"),
+                          "request.timeout.ms": "5000"})
+    try:
+        with pytest.raises(SaslAuthenticationFailedError, match='invalid_token'):
+            forged.list_topics()
+    finally:
+        forged.close()
