@@ -266,3 +266,23 @@ def test_principal_parsing():
     assert parse_principals([" User:bob "]) == [KafkaPrincipal("User", "bob")]
     with pytest.raises(DelegationTokenToolError):
         parse_principals(["bob"])
+
+
+def test_one_way_ssl_is_refused_and_mutual_tls_is_let_through(secure_broker):
+    """Kafka's allowTokenRequests on SSL: ANONYMOUS (no client certificate) is refused; a certificate principal
+    gets through to the token manager (this broker has no secret key: DELEGATION_TOKEN_AUTH_DISABLED)."""
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.errors import DelegationTokenAuthDisabledError, DelegationTokenRequestNotAllowedError
+
+    pki = secure_broker.pki
+    for listener, extra, error in (("SSL", {}, DelegationTokenRequestNotAllowedError),
+                                   ("MTLS", {"ssl.keystore.location": str(pki.client)}, DelegationTokenAuthDisabledError)):
+        admin = AdminClient({"bootstrap.servers": secure_broker.bootstrap(listener), "security.protocol": "SSL",
+                             "ssl.truststore.location": str(pki.ca), **extra})
+        try:
+            with pytest.raises(error):
+                admin.create_delegation_token()
+            with pytest.raises(error):
+                admin.describe_delegation_token()
+        finally:
+            admin.close()
