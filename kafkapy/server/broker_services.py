@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kafkapy.coordinator.group_coordinator import GroupCoordinator
     from kafkapy.coordinator.producer_id_manager import ProducerIdManager
     from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
+    from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
     from kafkapy.server.auth.acl_authorizer import AclAuthorizer
     from kafkapy.server.broker_metrics import BrokerMetrics
     from kafkapy.server.kafka_config import KafkaConfig
@@ -45,6 +46,8 @@ class BrokerServices:
     time: Time = SYSTEM
     group_coordinator: GroupCoordinator | None = None
     transaction_coordinator: TransactionCoordinator | None = None
+    # Asks another broker's transaction coordinator to verify transactional produce (KIP-890); None: not asked.
+    add_partitions_to_txn_manager: AddPartitionsToTxnManager | None = None
     # Producer ids for InitProducerId (shared with the transaction coordinator); made on first use when
     # the server did not set one (apis/producer_ids.producer_id_manager).
     producer_id_manager: ProducerIdManager | None = None

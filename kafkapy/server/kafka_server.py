@@ -21,7 +21,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cluster.alter_isr_manager import AlterIsrManager
 from kafkapy.cluster.broker import Broker
@@ -53,6 +53,9 @@ from kafkapy.storage.log_cleaner import CleanerConfig
 from kafkapy.storage.log_manager import LogManager
 from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY
 
+if TYPE_CHECKING:
+    from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
+
 log = logging.getLogger("kafka.server.KafkaServer")
 
 CONTROLLER_STARTUP_TIMEOUT_S = 60.0
@@ -83,6 +86,16 @@ def create_transaction_coordinator(services: BrokerServices) -> TransactionCoord
                              config.get_int("request.timeout.ms"), inter_broker_client_security(config))
     return TransactionCoordinator.create(services.broker_id, config, services.time, services.replica_manager,
                                          services.metadata_cache, producer_id_manager(services), sender.send)
+
+
+def create_add_partitions_to_txn_manager(services: BrokerServices) -> AddPartitionsToTxnManager:
+    """Transaction verification's path to other brokers' coordinators (its thread starts on first use)."""
+    from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
+    from kafkapy.server.network.inter_broker_security import inter_broker_client_security
+
+    config = services.config
+    return AddPartitionsToTxnManager(services.broker_id, config.inter_broker_listener_name(), services.metadata_cache,
+                                     config.get_int("request.timeout.ms"), inter_broker_client_security(config))
 
 
 class KafkaScheduler:
@@ -252,6 +265,7 @@ class KafkaServer:
         self.metadata_cache.add_deleted_partitions_listener(self.services.group_coordinator.handle_deleted_partitions)
         self.services.transaction_coordinator = create_transaction_coordinator(self.services)
         self.services.transaction_coordinator.startup()
+        self.services.add_partitions_to_txn_manager = create_add_partitions_to_txn_manager(self.services)
         self.services.metrics = self.broker_metrics
         rm.broker_topic_stats = rm.replica_fetcher_manager.topic_stats = self.broker_metrics.topic_stats
         self.apis = KafkaApis(self.request_channel, self.services)
@@ -356,6 +370,8 @@ class KafkaServer:
             step("the request handlers", self.request_handler_pool.shutdown)
         if self.request_channel is not None:
             step("the request channel", self.request_channel.clear)
+        if self.services is not None and self.services.add_partitions_to_txn_manager is not None:
+            step("the AddPartitionsToTxn manager", self.services.add_partitions_to_txn_manager.shutdown)
         if self.services is not None and self.services.transaction_coordinator is not None:
             step("the transaction coordinator", self.services.transaction_coordinator.shutdown)
         if self.services is not None and self.services.group_coordinator is not None:  # coordinator/ owner

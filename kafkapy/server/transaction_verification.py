@@ -13,8 +13,9 @@ a coordinator that is busy or loading -> NOT_ENOUGH_REPLICAS (which every client
 Reads only the batch header: producerId (int64 at byte 43) and producerEpoch (int16 at 51) of a magic-2 batch whose
 attributes (int16 at 21) carry the transactional bit 0x10. No record is parsed; no Python object per record.
 
-Limit: the coordinator is asked in-process. A transactional id whose coordinator is another broker (cluster mode)
-is not verified here (Kafka sends that broker an AddPartitionsToTxn v4 verify_only request).
+The coordinator is asked in-process when it is this broker; when it is another broker (cluster mode), through the
+AddPartitionsToTxnManager (an AddPartitionsToTxn v4 verify_only request on the inter-broker listener), and the
+produce request waits for that answer without holding a handler thread.
 
 Thread-safety: stateless; called from request handler threads (the coordinator and the producer state manager keep
 their own locking).
@@ -23,6 +24,7 @@ their own locking).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode
@@ -62,14 +64,14 @@ def _has_ongoing_transaction(services: BrokerServices, tp: TopicPartition, pid: 
     return entry is not None and entry.producer_epoch == epoch and entry.current_txn_first_offset >= 0
 
 
-def _coordinator_elsewhere(services: BrokerServices, coordinator: Any, transactional_id: str) -> bool:
-    """Is the transactional id's coordinator another live broker (its __transaction_state partition led there)?"""
+def _coordinator_id(services: BrokerServices, coordinator: Any, transactional_id: str) -> int | None:
+    """The broker leading the transactional id's __transaction_state partition (None: not known)."""
     state = services.metadata_cache.get_partition_state(
         TopicPartition(TRANSACTION_STATE_TOPIC_NAME, coordinator.partition_for(transactional_id)))
-    return state is not None and state.leader >= 0 and state.leader != services.broker_id
+    return None if state is None or state.leader < 0 else int(state.leader)
 
 
-def _produce_error(code: int, version: int) -> PartitionResponse:
+def produce_error(code: int, version: int) -> PartitionResponse:
     if code == ErrorCode.TRANSACTION_ABORTABLE and version < 11:
         code = ErrorCode.INVALID_TXN_STATE
     if code == ErrorCode.INVALID_TXN_STATE:
@@ -83,26 +85,44 @@ def _produce_error(code: int, version: int) -> PartitionResponse:
     return PartitionResponse(code)
 
 
-def unverified_partitions(services: BrokerServices, transactional_id: str | None, entries: dict[TopicPartition, Any],
-                          version: int) -> dict[TopicPartition, PartitionResponse]:
-    """The partitions of `entries` (records per partition) whose transactional batch the coordinator does not
-    vouch for, with the produce error each gets. Empty when verification is off or nothing is transactional."""
-    if transactional_id is None or not services.config.get_bool("transaction.partition.verification.enable"):
-        return {}
+Refusals = dict[TopicPartition, PartitionResponse]
+
+
+def verify_transaction_partitions(services: BrokerServices, transactional_id: str | None,
+                                  entries: dict[TopicPartition, Any], version: int,
+                                  then: Callable[[Refusals], None]) -> None:
+    """Call `then(refusals)` once with the partitions of `entries` (records per partition) whose transactional batch
+    the coordinator does not vouch for, each with its produce error: at once when nothing needs asking or the
+    coordinator is this broker's, else from the AddPartitionsToTxnManager's thread when the other broker answers."""
     coordinator = services.transaction_coordinator
-    if coordinator is None:
-        return {}
+    if transactional_id is None or coordinator is None or \
+            not services.config.get_bool("transaction.partition.verification.enable"):
+        then({})
+        return
     wanted: dict[tuple[int, int], set[TopicPartition]] = {}
     for tp, records in entries.items():
         producer = transactional_producer(records)
         if producer is not None and not _has_ongoing_transaction(services, tp, *producer):
             wanted.setdefault(producer, set()).add(tp)
-    refused: dict[TopicPartition, PartitionResponse] = {}
-    for (pid, epoch), partitions in wanted.items():
-        codes = coordinator.handle_verify_partitions_in_transaction(transactional_id, pid, epoch, partitions)
-        for tp, code in codes.items():
-            if code == ErrorCode.NOT_COORDINATOR and _coordinator_elsewhere(services, coordinator, transactional_id):
-                continue  # see Limit above
-            if code:
-                refused[tp] = _produce_error(code, version)
-    return refused
+    if not wanted:
+        then({})
+        return
+    if len(wanted) > 1:  # Kafka: "Transactional records contained more than one producer ID"
+        then({tp: PartitionResponse(ErrorCode.INVALID_PRODUCER_ID_MAPPING) for tp in entries})
+        return
+    (pid, epoch), partitions = next(iter(wanted.items()))
+
+    def refusals(codes: dict[TopicPartition, int]) -> Refusals:
+        return {tp: produce_error(code, version) for tp, code in codes.items() if code}
+
+    coordinator_id = _coordinator_id(services, coordinator, transactional_id)
+    manager = services.add_partitions_to_txn_manager
+    if coordinator_id is None:
+        then(refusals(dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)))
+    elif coordinator_id == services.broker_id:
+        then(refusals(coordinator.handle_verify_partitions_in_transaction(transactional_id, pid, epoch, partitions)))
+    elif manager is None:  # no inter-broker path to ask on (a broker built without one): not verified
+        then({})
+    else:
+        manager.verify(coordinator_id, transactional_id, pid, epoch, partitions,
+                       lambda codes: then(refusals(codes)))

@@ -29,7 +29,7 @@ from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.partition_response import PartitionResponse, partition_error_response
-from kafkapy.server.transaction_verification import unverified_partitions
+from kafkapy.server.transaction_verification import verify_transaction_partitions
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
@@ -178,12 +178,6 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
                 entries[tp] = apply_version_rules(p.records, version, legacy_max)
             except KafkaError as e:
                 refused[tp] = partition_error_response(e)
-    if entries and request.transactional_id is not None:
-        # KIP-890: a transactional batch only joins a transaction its coordinator knows (no hanging transaction).
-        for tp, answer in unverified_partitions(services, request.transactional_id, entries, version).items():
-            del entries[tp]
-            refused[tp] = answer
-
     def respond(results: dict[TopicPartition, PartitionResponse]) -> None:
         if refused:
             results = {**refused, **results}
@@ -201,9 +195,20 @@ def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
                           ctx.api_version, ctx.client_id)
             ctx.close()
 
-    if not entries:
-        respond({})
-        return DEFERRED
-    services.replica_manager.append_records(request.timeout_ms, acks, entries, respond,
-                                            transactional_id=request.transactional_id)
+    def append(unverified: dict[TopicPartition, PartitionResponse]) -> None:
+        for tp, answer in unverified.items():
+            del entries[tp]
+            refused[tp] = answer
+        if not entries:
+            respond({})
+            return
+        services.replica_manager.append_records(request.timeout_ms, acks, entries, respond,
+                                                transactional_id=request.transactional_id)
+
+    if entries and request.transactional_id is not None:
+        # KIP-890: a transactional batch only joins a transaction its coordinator knows (no hanging transaction);
+        # `append` runs now, or when another broker's coordinator has answered.
+        verify_transaction_partitions(services, request.transactional_id, entries, version, append)
+    else:
+        append({})
     return DEFERRED
