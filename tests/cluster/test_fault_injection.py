@@ -4,7 +4,8 @@ with iptables DROP rules in a chain of this module's own (net_faults.py), remove
 Each case runs acks=all producers (librdkafka, no retries, unique values) and a committing consumer group
 over one RF-3 partition with min.insync.replicas=2 and unclean election off, applies its faults, heals, and
 checks: every acknowledged record present exactly once at its acknowledged offset, every replica's log
-byte-identical up to the high watermark (segment bytes compared), committed offsets never past the log end.
+byte-identical up to the high watermark (segment bytes compared), committed offsets never past the log end
+and every record the group consumed still in the log at the offset it was read from.
 
 Cases: issue 20's case 1 (an AlterPartition answer lost, then the leader SIGKILLed), case 2 (a divergent
 replica: a leader cut from everything keeps taking acks=1 writes at its old epoch, then must truncate them),
@@ -21,6 +22,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+import re
 import struct
 import threading
 import time
@@ -187,6 +189,7 @@ class Workload:
         self.acked: list[tuple[int, bytes]] = []
         self.failed = 0
         self.committed: list[int] = []
+        self.consumed: list[tuple[int, bytes]] = []  # what the group read (below the HW at the time)
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._produce, daemon=True),
                          threading.Thread(target=self._consume, daemon=True)]
@@ -239,6 +242,7 @@ class Workload:
             while not self._stop.is_set() and time.monotonic() < deadline:
                 msgs = c.consume(200, 0.2)
                 good = [m for m in msgs if m.error() is None]
+                self.consumed.extend((m.offset(), m.value()) for m in good)
                 if good:
                     try:
                         c.commit(offsets=[CTP(self.topic, 0, good[-1].offset() + 1)], asynchronous=False)
@@ -301,6 +305,15 @@ def converge_and_check(fc: FaultCluster, topic: str, work: Workload) -> None:
     assert not lost, f"{len(lost)} acknowledged records missing or moved, e.g. {lost[:5]} (HW {hw})"
     assert all(counts[v] == 1 for _, v in work.acked), "an acknowledged record appears twice"
     assert all(c <= hw for c in work.committed), f"a committed offset {max(work.committed)} past the log end {hw}"
+    # What the group read (and committed past) is what the log holds: no consumer saw a record that went away.
+    unread = [(o, v) for o, v in work.consumed if values.get(o) != v]
+    assert not unread, f"{len(unread)} consumed records not in the final log, e.g. {unread[:5]}"
+
+
+def adopted_isr(fc: FaultCluster, broker: int, topic: str) -> set[int] | None:
+    """The last ISR the broker's log says its partition adopted from an AlterPartition answer."""
+    found = re.findall(rf"ISR of {re.escape(topic)}-0 updated to \[([0-9, ]*)\]", fc.cluster.brokers[broker].output())
+    return {int(x) for x in found[-1].split(",")} if found else None
 
 
 def others(fc: FaultCluster, *excluded: int) -> list[int]:
@@ -337,6 +350,8 @@ def test_lost_alter_partition_answer_then_leader_killed(fc: FaultCluster, run: i
         fc.hold(1)
         cut = fc.faults.cut(address(leader), address(r))
         fc.wait_isr(topic, [leader, c], LAG_MS / 1000 * 2 + 15)
+        # ...and L has its answer (only the next one is to be lost).
+        fc.wait_for(lambda: adopted_isr(fc, leader, topic) == {leader, c}, 15, what=f"{leader} adopting the shrink")
         fc.faults.drop(Endpoint(address(c), fc.port(c)), Endpoint(address(leader)))
         fc.faults.remove(*cut)
         fc.wait_isr(topic, [leader, c, r], 30)
