@@ -9,7 +9,8 @@ otherwise) holds Kafka's version-3 JSON:
 id keyed by `delegation.token.secret.key` (or the older `delegation.token.master.key`), so every broker
 with the same secret derives it. The token id is a random UUID in unpadded URL-safe base64.
 A token logs in with SCRAM: username = token id, password = base64(HMAC), client-first extension
-`tokenauth=true`; its SCRAM credential is derived from that password (4096 iterations) at each login.
+`tokenauth=true`; its SCRAM credential is derived from that password (4096 iterations) once per token and
+mechanism (an LRU of 1024), as Kafka's DelegationTokenCache holds it.
 Lifetimes: max = min(requested, `delegation.token.max.lifetime.ms`) (<= 0: the config), expiry = issue +
 `delegation.token.expiry.time.ms` capped at max; renew sets now + period (< 0: the expiry config) capped
 at max; expire with a negative period deletes the token at once. Expired tokens are never used and are
@@ -28,6 +29,7 @@ import threading
 import urllib.parse
 import uuid
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,7 +51,13 @@ CURRENT_VERSION = 3
 ERROR_TIMESTAMP = -1
 SCRAM_TOKEN_ITERATIONS = 4096  # ScramMechanism.minIterations
 
+CREDENTIAL_CACHE_SIZE = 1024
+
 _mutation_lock = threading.Lock()
+# (mechanism, token id, password) -> its SCRAM credential: PBKDF2 (4096 rounds, ~3-12 ms) once per token, not per
+# login; keyed by the password too, so a token re-created under a new secret never matches a stale entry.
+_credentials: OrderedDict[tuple[str, str, str], scram.ScramCredential] = OrderedDict()
+_credential_lock = threading.Lock()
 _last_sweep_ms: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # by metadata store
 
 
@@ -241,8 +249,18 @@ class DelegationTokenManager:
         if info is None or info.expired(now):
             return None
         password = base64.b64encode(self._hmac(token_id)).decode()
-        credential = scram.ScramCredential.from_password(scram.MECHANISMS[mechanism], password, scram.random_salt(),
-                                                         SCRAM_TOKEN_ITERATIONS)
+        key = (mechanism, token_id, password)
+        with _credential_lock:
+            credential = _credentials.get(key)
+            if credential is not None:
+                _credentials.move_to_end(key)
+        if credential is None:  # Kafka's DelegationTokenCache keeps one per token and mechanism likewise
+            credential = scram.ScramCredential.from_password(scram.MECHANISMS[mechanism], password,
+                                                             scram.random_salt(), SCRAM_TOKEN_ITERATIONS)
+            with _credential_lock:
+                _credentials[key] = credential
+                while len(_credentials) > CREDENTIAL_CACHE_SIZE:
+                    _credentials.popitem(last=False)
         return credential, info.owner.name, max(1, info.expiry_timestamp - now)
 
     def maybe_expire_tokens(self) -> None:
