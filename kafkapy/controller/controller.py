@@ -45,6 +45,7 @@ from kafkapy.controller.controller_events import (
     ElectLeaders,
     IsrChange,
     IsrChangeNotification,
+    LeaderAndIsrResponseReceived,
     PartitionCreation,
     PartitionModifications,
     PartitionReassignment,
@@ -60,6 +61,7 @@ from kafkapy.controller.controller_events import (
 )
 from kafkapy.controller.leadership import LeadershipHandlers
 from kafkapy.controller.metadata_store import ControllerMovedError, MetadataStore, MetadataStoreError
+from kafkapy.controller.offline_replicas import on_leader_and_isr_response
 from kafkapy.controller.partition_state_machine import (
     BrokerRequestBatch,
     ControllerContext,
@@ -126,6 +128,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         self._active = False
         self._watching = False
         self.channel = channel
+        if channel is not None:
+            channel.on_leader_and_isr_response = self.leader_and_isr_response
         self._zk_watching = False
         self._topic_watches: set[str] = set()
         self._stopped = threading.Event()
@@ -355,6 +359,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             return self._on_alter_reassignments(event)
         if isinstance(event, ConfigNotification):
             return self._on_config_notification(event.entity_type, event.entity_name)
+        if isinstance(event, LeaderAndIsrResponseReceived):
+            return self._on_leader_and_isr_response(event) if self._active else None
         if isinstance(event, AutoPreferredReplicaLeaderElection):
             return self._on_auto_leader_rebalance()
         raise ValueError(f"unknown controller event {event!r}")
@@ -365,7 +371,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             return
         for broker_id, states in sorted(batch.leader_and_isr.items()):
             if self.on_leader_and_isr is not None:
-                self._call(self.on_leader_and_isr, broker_id, self.ctx.epoch, list(states.values()))
+                errors = self._call(self.on_leader_and_isr, broker_id, self.ctx.epoch, list(states.values()))
+                self.leader_and_isr_response(broker_id, errors)
         if batch.update_metadata or batch.update_metadata_brokers:
             self.metadata_cache.update_metadata(self.broker_id, self.ctx.epoch, self.ctx.live_brokers.values(),
                                                 list(batch.update_metadata.values()), self.ctx.topic_ids)
@@ -395,11 +402,25 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                 channel.send_stop_replica(broker_id, self.broker_id, ctx.epoch, list(parts.values()))
 
     @staticmethod
-    def _call(fn: Callable[..., Any], *args: Any) -> None:
+    def _call(fn: Callable[..., Any], *args: Any) -> Any:
         try:
-            fn(*args)
+            return fn(*args)
         except Exception:  # a broker failing to apply a decision must not stop the controller
             log.exception("Controller callback %s failed", getattr(fn, "__name__", fn))
+            return None
+
+    def leader_and_isr_response(self, broker_id: int, errors: Any) -> None:
+        """A broker's LeaderAndIsr answer ({TopicPartition: error code}); handled as an event of its own,
+        after the one that sent the request (any thread may call this)."""
+        if not isinstance(errors, dict):
+            return  # the broker could not answer at all (a failed callback)
+        if any(code != 0 for code in errors.values()) or self.ctx.replicas_on_offline_dirs.get(broker_id):
+            self._enqueue(LeaderAndIsrResponseReceived(broker_id, dict(errors)))
+
+    def _on_leader_and_isr_response(self, event: LeaderAndIsrResponseReceived) -> None:
+        batch = BrokerRequestBatch(self.ctx)
+        if on_leader_and_isr_response(self.ctx, self.psm, event.broker_id, event.errors, batch):
+            self._send(batch)
 
     def _resign(self) -> None:
         if self._active:
@@ -520,6 +541,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             return
         batch = BrokerRequestBatch(ctx)
         batch.update_metadata_brokers = True
+        for b in dead | new:  # a broker that died or (re)started reports its offline dirs afresh
+            ctx.replicas_on_offline_dirs.pop(b, None)
         if dead:
             ctx.live_brokers = {b: old[b] for b in old if b not in dead}
             ctx.shutting_down_broker_ids -= dead

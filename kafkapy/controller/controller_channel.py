@@ -4,14 +4,16 @@ to every live broker over the inter-broker listener (server/controller_channel_m
 broker has none and applies decisions through callbacks.
 
 Calls come from the controller's event thread only and must not block on the network: an implementation
-queues each request per broker and sends it from its own thread, in order.
+queues each request per broker and sends it from its own thread, in order. A broker's LeaderAndIsr answer
+goes back through `on_leader_and_isr_response(broker_id, {TopicPartition: error code})` (set by the
+Controller; called from the sending thread).
 """
 
 from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kafkapy.cluster.broker import Broker
 from kafkapy.cluster.leader_and_isr import (
@@ -19,9 +21,11 @@ from kafkapy.cluster.leader_and_isr import (
     StopReplicaPartitionState,
     UpdateMetadataPartitionState,
 )
+from kafkapy.common.topic_partition import TopicPartition
 
 
 class ControllerChannel(ABC):
+    on_leader_and_isr_response: Callable[[int, dict[TopicPartition, int]], None] | None = None
     @abstractmethod
     def set_live_brokers(self, brokers: Mapping[int, Broker]) -> None:
         """The brokers requests may go to (start senders for new ones, stop those that left)."""

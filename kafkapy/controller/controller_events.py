@@ -127,6 +127,14 @@ class Shutdown(ControllerEvent):
     pass
 
 
+@dataclass(eq=False)
+class LeaderAndIsrResponseReceived(ControllerEvent):
+    """A broker's per-partition answer to a LeaderAndIsr request (KAFKA_STORAGE_ERROR: replica offline)."""
+
+    broker_id: int = -1
+    errors: dict[TopicPartition, int] = field(default_factory=dict)
+
+
 # -- cluster mode: events enqueued by ZooKeeper watches (nobody waits on their futures) -----------------------
 
 @dataclass(eq=False)

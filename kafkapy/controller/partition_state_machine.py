@@ -77,6 +77,9 @@ class ControllerContext:
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     topics_to_be_deleted: set[str] = field(default_factory=set)
     reassignments: dict[TopicPartition, ReplicaAssignment] = field(default_factory=dict)
+    # Kafka's replicasOnOfflineDirs: per live broker, the partitions whose replica it reported
+    # KAFKA_STORAGE_ERROR for in a LeaderAndIsr response (no leader there, listed as offline replicas).
+    replicas_on_offline_dirs: dict[int, set[TopicPartition]] = field(default_factory=dict)
 
     def live_or_shutting_down_broker_ids(self) -> set[int]:
         return set(self.live_brokers)
@@ -84,8 +87,12 @@ class ControllerContext:
     def live_broker_ids(self) -> set[int]:
         return set(self.live_brokers) - self.shutting_down_broker_ids
 
-    def is_replica_online(self, broker_id: int, include_shutting_down: bool = True) -> bool:
+    def is_replica_online(self, broker_id: int, include_shutting_down: bool = True,
+                          tp: TopicPartition | None = None) -> bool:
+        """The broker is live (and, given tp, its replica of tp is not on an offline log dir)."""
         if broker_id not in self.live_brokers:
+            return False
+        if tp is not None and tp in self.replicas_on_offline_dirs.get(broker_id, ()):
             return False
         return include_shutting_down or broker_id not in self.shutting_down_broker_ids
 
@@ -105,7 +112,7 @@ class ControllerContext:
         return [tp for tp in self.all_partitions() if self.states.get(tp) in states]
 
     def offline_replicas(self, tp: TopicPartition) -> tuple[int, ...]:
-        return tuple(r for r in self.replicas(tp) if r not in self.live_brokers)
+        return tuple(r for r in self.replicas(tp) if not self.is_replica_online(r, tp=tp))
 
     def remove_topic(self, topic: str) -> None:
         for tp in self.partitions_for_topic(topic):
@@ -187,10 +194,10 @@ class PartitionStateMachine:
     def offline_election(self, allow_unclean: bool | None = None) -> Election:
         def elect(tp: TopicPartition, lai: LeaderAndIsr) -> tuple[int, tuple[int, ...]] | None:
             replicas = self.ctx.replicas(tp)
-            live = [r for r in replicas if self.ctx.is_replica_online(r)]
+            live = [r for r in replicas if self.ctx.is_replica_online(r, tp=tp)]
             leader = next((r for r in replicas if r in live and r in lai.isr), None)
             if leader is not None:
-                return leader, tuple(r for r in lai.isr if self.ctx.is_replica_online(r))
+                return leader, tuple(r for r in lai.isr if self.ctx.is_replica_online(r, tp=tp))
             unclean = self.unclean_enabled(tp.topic) if allow_unclean is None else allow_unclean
             if unclean and live:
                 log.warning("Unclean leader election for %s: electing %d, out of the ISR %s", tp, live[0], lai.isr)
@@ -202,7 +209,7 @@ class PartitionStateMachine:
     def preferred_election(self) -> Election:
         def elect(tp: TopicPartition, lai: LeaderAndIsr) -> tuple[int, tuple[int, ...]] | None:
             replicas = self.ctx.replicas(tp)
-            if replicas and self.ctx.is_replica_online(replicas[0]) and replicas[0] in lai.isr:
+            if replicas and self.ctx.is_replica_online(replicas[0], tp=tp) and replicas[0] in lai.isr:
                 return replicas[0], tuple(lai.isr)
             return None
         return elect
@@ -210,8 +217,8 @@ class PartitionStateMachine:
     def controlled_shutdown_election(self) -> Election:
         def elect(tp: TopicPartition, lai: LeaderAndIsr) -> tuple[int, tuple[int, ...]] | None:
             shutting = self.ctx.shutting_down_broker_ids
-            leader = next((r for r in self.ctx.replicas(tp) if self.ctx.is_replica_online(r) and r in lai.isr
-                           and r not in shutting), None)
+            leader = next((r for r in self.ctx.replicas(tp) if self.ctx.is_replica_online(r, tp=tp)
+                           and r in lai.isr and r not in shutting), None)
             if leader is None:
                 return None
             return leader, tuple(r for r in lai.isr if r not in shutting)
@@ -262,7 +269,7 @@ class PartitionStateMachine:
         results: dict[TopicPartition, LeaderAndIsr | None] = {}
         to_create: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp in partitions:
-            live = tuple(r for r in self.ctx.replicas(tp) if self.ctx.is_replica_online(r))
+            live = tuple(r for r in self.ctx.replicas(tp) if self.ctx.is_replica_online(r, tp=tp))
             if not live:
                 log.error("Cannot initialize %s: none of its replicas %s is alive", tp, self.ctx.replicas(tp))
                 self.ctx.states[tp] = PartitionState.NEW

@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kafkapy.client.client_security import ClientSecurity
@@ -26,6 +26,7 @@ from kafkapy.cluster.leader_and_isr import (
     UpdateMetadataPartitionState,
 )
 from kafkapy.common.errors import ErrorCode, UnsupportedVersionError
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.controller_channel import ControllerChannel
 from kafkapy.protocol.messages.leader_and_isr import LeaderAndIsrRequest
 from kafkapy.protocol.messages.stop_replica import StopReplicaRequest
@@ -106,12 +107,32 @@ def stop_replica_request(controller_id: int, controller_epoch: int, broker_epoch
                               broker_epoch=broker_epoch, topic_states=list(topics.values()))
 
 
+def leader_and_isr_errors(request: LeaderAndIsrRequest, response: Any) -> dict[TopicPartition, int]:
+    """{partition: error code} of a LeaderAndIsr response (by topic id in v5+, by name before); a
+    top-level error applies to every partition of the request."""
+    if response.error_code:
+        return {TopicPartition(t.topic_name, p.partition_index): response.error_code
+                for t in request.topic_states for p in t.partition_states}
+    names = {t.topic_id: t.topic_name for t in request.topic_states}
+    out: dict[TopicPartition, int] = {}
+    for e in response.partition_errors or []:
+        out[TopicPartition(e.topic_name, e.partition_index)] = e.error_code
+    for t in response.topics or []:
+        name = names.get(t.topic_id)
+        if name is not None:
+            for e in t.partition_errors:
+                out[TopicPartition(name, e.partition_index)] = e.error_code
+    return out
+
+
 class RequestSendThread:
     """One broker's queue and sender (Kafka's RequestSendThread)."""
 
     def __init__(self, controller_id: int, broker: Broker, listener: str, request_timeout_ms: int,
-                 security: ClientSecurity | None = None) -> None:
+                 security: ClientSecurity | None = None,
+                 on_response: Callable[[int, Any, Any], None] | None = None) -> None:
         self.broker = broker
+        self._on_response = on_response  # (broker id, request, response) after each answered request
         self.listener = listener
         self.request_timeout_ms = request_timeout_ms
         self.security = security
@@ -156,6 +177,12 @@ class RequestSendThread:
                     code = getattr(response, "error_code", 0)
                     if code != ErrorCode.NONE:
                         log.warning("%s to broker %d answered error %d", request.NAME, self.broker.id, code)
+                    if self._on_response is not None:
+                        try:
+                            self._on_response(self.broker.id, request, response)
+                        except Exception:
+                            log.exception("Handling the answer to %s from broker %d failed", request.NAME,
+                                          self.broker.id)
                     break
                 except UnsupportedVersionError as e:
                     log.warning("Dropping %s to broker %d: %s", request.NAME, self.broker.id, e)
@@ -191,7 +218,14 @@ class ControllerChannelManager(ControllerChannel):
             for broker_id, broker in brokers.items():
                 if broker_id not in self._senders:
                     self._senders[broker_id] = RequestSendThread(self.controller_id, broker, self.listener,
-                                                                 self.request_timeout_ms, self.security)
+                                                                 self.request_timeout_ms, self.security,
+                                                                 self._on_response)
+
+    def _on_response(self, broker_id: int, request: Any, response: Any) -> None:
+        callback = self.on_leader_and_isr_response
+        if callback is None or not isinstance(request, LeaderAndIsrRequest):
+            return
+        callback(broker_id, leader_and_isr_errors(request, response))
 
     def _enqueue(self, broker_id: int, request: Any, max_version: int) -> None:
         with self._lock:

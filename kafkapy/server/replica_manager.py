@@ -36,6 +36,7 @@ from kafkapy.common.errors import (
     ErrorCode,
     InvalidTopicExceptionError,
     KafkaError,
+    KafkaStorageError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     PolicyViolationError,
@@ -121,6 +122,9 @@ class ReplicaManager:
         self.controller_epoch = 0
         self._lock = threading.Lock()
         self._partitions: dict[TopicPartition, Partition] = {}
+        # Kafka's HostedPartition.Offline: partitions whose log could not be created or opened (a storage error,
+        # e.g. EMFILE or ENOSPC). Requests for them get KAFKA_STORAGE_ERROR; copy-on-write like _partitions.
+        self._offline_partitions: frozenset[TopicPartition] = frozenset()
         self._hw_checkpoints: dict[TopicPartition, int] = {}
         # entity name ("<default>" or this broker's id) -> its dynamic broker configs from the metadata store
         self._dynamic_broker_configs: dict[str, dict[str, str]] = {
@@ -171,6 +175,8 @@ class ReplicaManager:
         return [p for p in self._partitions.values() if p.is_leader]
 
     def get_partition_or_error(self, tp: TopicPartition) -> Partition:
+        if tp in self._offline_partitions:
+            raise KafkaStorageError(f"Partition {tp} is in an offline log directory")
         partition = self._partitions.get(tp)
         if partition is not None:
             return partition
@@ -280,15 +286,32 @@ class ReplicaManager:
         return errors
 
     def _transition(self, partition: Partition, role: str, fn: Callable[[], bool]) -> tuple[int, bool]:
-        """Run one make_leader / make_follower: (error code, its answer). Never raises."""
+        """Run one make_leader / make_follower: (error code, its answer). Never raises. A storage failure
+        (the log could not be created or opened) takes the partition offline: KAFKA_STORAGE_ERROR to the
+        controller, which then stops counting this replica, and to clients asking for it."""
+        tp = partition.topic_partition
         try:
-            return ErrorCode.NONE, fn()
+            answer = fn()
         except KafkaError as e:
-            log.error("Could not make %d %s of %s: %s", self.broker_id, role, partition.topic_partition, e)
+            log.error("Could not make %d %s of %s: %s", self.broker_id, role, tp, e)
+            if e.code == ErrorCode.KAFKA_STORAGE_ERROR:
+                self._set_offline(tp, True)
             return e.code, False
         except Exception:
-            log.exception("Could not make %d %s of %s", self.broker_id, role, partition.topic_partition)
+            log.exception("Could not make %d %s of %s", self.broker_id, role, tp)
+            self._set_offline(tp, True)
             return ErrorCode.KAFKA_STORAGE_ERROR, False
+        if tp in self._offline_partitions:  # its log is available again (e.g. descriptors were freed)
+            self._set_offline(tp, False)
+        return ErrorCode.NONE, answer
+
+    def _set_offline(self, tp: TopicPartition, offline: bool) -> None:
+        with self._lock:
+            self._offline_partitions = (self._offline_partitions | {tp}) if offline \
+                else (self._offline_partitions - {tp})
+
+    def offline_partitions(self) -> frozenset[TopicPartition]:
+        return self._offline_partitions
 
     def _make_leaders(self, leaders: list[tuple[Partition, LeaderAndIsrPartitionState]]) -> dict[TopicPartition, int]:
         """Kafka's makeLeaders: stop fetching first (no follower append may follow), then lead."""
@@ -381,6 +404,8 @@ class ReplicaManager:
                 partition = partitions.pop(tp, None)
                 self._partitions = partitions
             self._complete_delayed_requests(tp)
+            if state.delete_partition:
+                self._set_offline(tp, False)
             if state.delete_partition and self.log_manager is not None:
                 try:
                     self.log_manager.async_delete(tp)
@@ -437,12 +462,13 @@ class ReplicaManager:
         results: dict[TopicPartition, PartitionResponse] = {}
         appended: dict[TopicPartition, int] = {}
         partitions = self._partitions
+        offline = self._offline_partitions
         stats = self.broker_topic_stats
         for tp, records in entries.items():
             try:
                 if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
                     raise InvalidTopicExceptionError(f"Cannot append to internal topic {tp.topic}")
-                partition = partitions.get(tp) or self.get_partition_or_error(tp)
+                partition = (None if tp in offline else partitions.get(tp)) or self.get_partition_or_error(tp)
                 info = partition.append_records_to_leader(records if records is not None else b"", required_acks,
                                                           origin=origin)
                 results[tp] = PartitionResponse(0, info.first_offset, info.log_append_time, info.log_start_offset)
