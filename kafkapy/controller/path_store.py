@@ -448,6 +448,7 @@ class PathMetadataStore(MetadataStore):
         for _ in range(10):
             try:
                 self._multi([SetData(path, data) if self._get(path) is not None else Create(path, data)])
+                self._notify_token_change(token_id)
                 return
             except (NodeExistsError, NoNodeError):
                 continue
@@ -457,7 +458,11 @@ class PathMetadataStore(MetadataStore):
         try:
             self._multi([Delete(f"{zk_data.DELEGATION_TOKENS_PATH}/{token_id}")])
         except NoNodeError:
-            pass
+            return
+        self._notify_token_change(token_id)
+
+    def _notify_token_change(self, token_id: str) -> None:
+        """Hook for a ZooKeeper backend to write Kafka's /delegation_token/token_changes notification."""
 
     # -- config overrides -----------------------------------------------------------------------------------
 

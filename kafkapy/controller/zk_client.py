@@ -306,5 +306,9 @@ class ZkMetadataStore(PathMetadataStore):
             parent, data = zk_data.ACL_LITERAL_CHANGES_PATH, f"{resource_type}:{name}".encode()
         self._create_sequential(f"{parent}/{zk_data.ACL_CHANGE_NODE}", data)
 
+    def _notify_token_change(self, token_id: str) -> None:
+        # Kafka's DelegationTokenManagerZk: Java brokers sharing this ZooKeeper refresh their token cache from these.
+        self._create_sequential(f"{zk_data.DELEGATION_TOKEN_AUTH_PATH}/token_changes/token_change_", token_id.encode())
+
     def create_sequential(self, prefix: str, data: Any) -> str:
         return self._create_sequential(prefix, encode_json(data))

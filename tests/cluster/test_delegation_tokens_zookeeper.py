@@ -1,6 +1,7 @@
 """Delegation tokens in ZooKeeper mode: two brokers sharing `delegation.token.secret.key`; a token created through
 broker 0 is stored at /delegation_token/tokens/<id> as Kafka's version-3 JSON, logs in (SCRAM tokenauth, kafkapy's
-client) on broker 1 as its owner, is described and expired through broker 1, and its znode goes."""
+client) on broker 1 as its owner, is described and expired through broker 1, and its znode goes; each change leaves Kafka's
+/delegation_token/token_changes/token_change_<seq> notification."""
 
 from __future__ import annotations
 
@@ -85,3 +86,8 @@ def test_token_created_on_one_broker_works_on_the_other(token_cluster):
     finally:
         on_1.close()
     assert cluster.zk_json(f"/delegation_token/tokens/{token.token_id}") is None
+    # Kafka's change notifications (what Java brokers sharing the ZooKeeper reload their token cache from):
+    # one for the creation, one for the removal, each carrying the token id.
+    changes = sorted(cluster.zk().get_children("/delegation_token/token_changes"))
+    assert len(changes) == 2 and all(c.startswith("token_change_") and len(c) == 23 for c in changes)
+    assert {cluster.zk().get(f"/delegation_token/token_changes/{c}")[0] for c in changes} == {token.token_id.encode()}
