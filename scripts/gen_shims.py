@@ -8,6 +8,10 @@ names without the kafka- prefix (zookeeper-shell.sh, zookeeper-server-start.sh).
 Each shim finds kafkapy in this order: $KAFKAPY; the repository's .venv/bin/kafkapy (the code next to
 the script, so a stale kafkapy elsewhere on PATH is not picked up by accident); `kafkapy` on PATH.
 
+The same names are console scripts of the package ([project.scripts] in pyproject.toml, all
+`kafkapy.cli.main:script_main`), so `pip install kafkapy` alone puts kafka-topics.sh & co. on PATH; --check
+also fails when that list and the shims differ.
+
 Usage: scripts/gen_shims.py [--check]   (--check: exit 1 if any shim is missing or differs)
 """
 
@@ -49,8 +53,22 @@ def shims() -> dict[str, str]:
     return {script_name(t): TEMPLATE.format(script=script_name(t), tool=t) for t in TOOLS}
 
 
+def pyproject_scripts() -> set[str]:
+    """The Kafka script names pyproject.toml installs as console scripts."""
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(HERE), "pyproject.toml"), "rb") as f:
+        scripts = tomllib.load(f)["project"]["scripts"]
+    return {name for name, target in scripts.items() if target == "kafkapy.cli.main:script_main"}
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    missing = sorted(set(shims()) ^ pyproject_scripts())
+    if missing:
+        print("pyproject.toml [project.scripts] and the shims differ: " + ", ".join(missing), file=sys.stderr)
+        if check:
+            return 1
     stale = []
     for name, text in sorted(shims().items()):
         path = os.path.join(HERE, name)

@@ -232,5 +232,16 @@ def main(argv: list[str] | None = None) -> int:
     return command().main(argv, prog_name="kafkapy", standalone_mode=False)
 
 
+def script_main() -> int:
+    """Entry point of the installed Kafka script names (`kafka-topics.sh`, `zookeeper-shell.sh`, ...): the tool is
+    the script's own name without `kafka-` and `.sh`, so `pip install` alone gives Kafka's bin/ commands."""
+    name = os.path.basename(sys.argv[0])
+    tool = name.removesuffix(".sh").removeprefix("kafka-")
+    if tool not in TOOLS:
+        sys.stderr.write(f"kafkapy: {name} is not a Kafka script kafkapy serves\n")
+        return ERROR_EXIT
+    return run_tool(tool, sys.argv[1:])
+
+
 if __name__ == "__main__":
     sys.exit(main())
