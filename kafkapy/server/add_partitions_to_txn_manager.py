@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from kafkapy.client.client_security import ClientSecurity
-from kafkapy.client.connection import BrokerConnection
 from kafkapy.client.errors import ClientUnsupportedVersionError
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import AddPartitionsToTxnRequest
+from kafkapy.server.inter_broker_connections import InterBrokerConnections
 
 log = logging.getLogger("kafka.server.AddPartitionsToTxnManager")
 
@@ -52,12 +52,11 @@ class AddPartitionsToTxnManager:
     def __init__(self, broker_id: int, listener_name: str, metadata_cache: Any, request_timeout_ms: int = 30_000,
                  security: ClientSecurity | None = None) -> None:
         self.broker_id = broker_id
-        self.listener_name = listener_name
-        self.metadata_cache = metadata_cache
         self.request_timeout_ms = request_timeout_ms
-        self.security = security
         self._queue: queue.Queue[_Question | None] = queue.Queue(MAX_QUEUED)
-        self._connections: dict[int, BrokerConnection] = {}
+        self._connections = InterBrokerConnections(broker_id, listener_name, metadata_cache,
+                                                   f"broker-{broker_id}-add-partitions-to-txn", request_timeout_ms,
+                                                   security)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopped = False
@@ -99,9 +98,7 @@ class AddPartitionsToTxnManager:
                 break
             if question is not None:
                 question.callback(_all(question.partitions, ErrorCode.NETWORK_EXCEPTION))
-        for conn in self._connections.values():
-            conn.close()
-        self._connections.clear()
+        self._connections.close()
 
     # -- the sender thread ----------------------------------------------------------------------------------
 
@@ -117,34 +114,18 @@ class AddPartitionsToTxnManager:
             except Exception as e:  # noqa: BLE001 - any failure is this question's answer, the thread goes on
                 log.info("Verifying partitions of %s with broker %d failed: %s", question.transactional_id,
                          question.coordinator_id, e)
-                broken = self._connections.pop(question.coordinator_id, None)
-                if broken is not None:
-                    broken.close()
+                self._connections.drop(question.coordinator_id)
                 codes = _all(question.partitions, ErrorCode.NETWORK_EXCEPTION)
             try:
                 question.callback(codes)
             except Exception:
                 log.exception("A transaction verification callback failed")
 
-    def _connection(self, broker_id: int) -> BrokerConnection:
-        conn = self._connections.get(broker_id)
-        if conn is not None and conn.is_connected():
-            return conn
-        node = self.metadata_cache.get_alive_broker_node(broker_id, self.listener_name)
-        if node is None:
-            raise ConnectionError(f"Broker {broker_id} has no endpoint on listener {self.listener_name}")
-        conn = BrokerConnection(broker_id, node.host, node.port, security=self.security,
-                                client_id=f"broker-{self.broker_id}-add-partitions-to-txn",
-                                request_timeout_ms=self.request_timeout_ms)
-        conn.connect(self.request_timeout_ms)
-        self._connections[broker_id] = conn
-        return conn
-
     def _ask(self, q: _Question) -> dict[TopicPartition, int]:
         """Kafka's onComplete: per-partition codes (0 = verified); PRODUCER_FENCED is reported as
         INVALID_PRODUCER_EPOCH and a CLUSTER_AUTHORIZATION_FAILED refusal as INVALID_TXN_STATE (clients never see
         the former); a coordinator without the v4 form skips verification."""
-        conn = self._connection(q.coordinator_id)
+        conn = self._connections.get(q.coordinator_id)
         try:
             version = conn.pick_version(ApiKey.ADD_PARTITIONS_TO_TXN, min_version=4)
         except ClientUnsupportedVersionError:
