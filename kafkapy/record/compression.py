@@ -21,6 +21,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from enum import IntEnum
+from typing import Any
 
 import cramjam
 import lz4.block
@@ -32,6 +33,7 @@ __all__ = [
     "compress",
     "decompress",
     "iter_decompress",
+    "StreamCompressor",
     "DecompressionError",
     "DecompressedSizeError",
     "STREAM_CHUNK_BYTES",
@@ -114,6 +116,64 @@ def compress(codec: int, data: bytes | bytearray | memoryview, level: int | None
     if codec == CompressionType.ZSTD:
         return zstandard.ZstdCompressor(level=3 if level is None else level).compress(data)
     raise ValueError(f"unknown compression type id {codec}")
+
+
+class StreamCompressor:
+    """Compresses a stream chunk by chunk in `codec`'s Kafka framing: the same formats as `compress`
+    (gzip member, xerial snappy in 32 KiB blocks, Kafka's lz4 frame), zstd as one frame without a content
+    size. Holds at most one snappy block of input. Not thread-safe (one owner)."""
+
+    def __init__(self, codec: int, level: int | None = None) -> None:
+        self.codec = codec
+        self._pending = bytearray()
+        self._started = False
+        self._obj: Any = None
+        if codec == CompressionType.GZIP:
+            self._obj = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 31)
+        elif codec == CompressionType.LZ4:
+            self._obj = lz4.frame.LZ4FrameCompressor(
+                block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=False,
+                compression_level=0 if level is None else level)
+        elif codec == CompressionType.ZSTD:
+            self._obj = zstandard.ZstdCompressor(level=3 if level is None else level).compressobj()
+        elif codec not in (CompressionType.NONE, CompressionType.SNAPPY):
+            raise ValueError(f"unknown compression type id {codec}")
+
+    def compress(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        codec = self.codec
+        if codec == CompressionType.NONE:
+            return bytes(chunk)
+        if codec == CompressionType.SNAPPY:
+            self._pending += chunk
+            whole = len(self._pending) - len(self._pending) % _XERIAL_BLOCK
+            out = self._header() + (_xerial_compress(self._pending[:whole])[len(XERIAL_HEADER):] if whole else b"")
+            del self._pending[:whole]
+            return out
+        if codec == CompressionType.LZ4:
+            head = b"" if self._started else self._obj.begin()
+            self._started = True
+            return bytes(head + self._obj.compress(chunk))
+        return bytes(self._obj.compress(chunk))
+
+    def flush(self) -> bytes:
+        codec = self.codec
+        if codec == CompressionType.NONE:
+            return b""
+        if codec == CompressionType.SNAPPY:
+            rest = _xerial_compress(self._pending)[len(XERIAL_HEADER):] if self._pending else b""
+            self._pending = bytearray()
+            return self._header() + rest
+        if codec == CompressionType.LZ4:
+            head = b"" if self._started else self._obj.begin()
+            self._started = True
+            return bytes(head + self._obj.flush())
+        return bytes(self._obj.flush())
+
+    def _header(self) -> bytes:
+        if self._started:
+            return b""
+        self._started = True
+        return XERIAL_HEADER
 
 
 def decompress(

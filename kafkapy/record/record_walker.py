@@ -30,7 +30,7 @@ No I/O, no locks: a RecordWalk belongs to one caller; the functions are thread-s
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from kafkapy.record.errors import CorruptRecordError
 from kafkapy.record.varint import VarintError, decode_unsigned_varint
@@ -110,29 +110,94 @@ class RecordWalk:
                 f"{self.count} records")
 
     def walk_chunks(self, chunks: Iterable[bytes]) -> None:
-        """Walk the records of a decompressed stream given as chunks; holds one chunk plus an unfinished record."""
-        tail = bytearray()
-        for chunk in chunks:
+        """Walk the records of a decompressed stream given as chunks. Holds one chunk plus an unfinished
+        record; a record longer than BIG_RECORD_BYTES is walked field by field as it streams past (its key,
+        value and header bytes are skipped, never held), so memory stays bounded whatever the record size.
+        Column positions of a chunked walk are relative to the buffer each record was found in (-1 for a
+        streamed record): validation uses this walk, decoders use walk_all."""
+        it = iter(chunks)
+        tail = b""
+        for chunk in it:
             if not chunk:
                 continue
             if self.done:
                 raise CorruptRecordError(
                     f"Incorrect declared batch size, bytes remain after the last of {self.count} records")
-            if tail:
-                tail += chunk
-                data: bytes | bytearray = tail
-            else:
-                data = chunk
-            used = self.walk(data, 0, partial=True)
-            tail = bytearray(memoryview(data)[used:]) if used < len(data) else bytearray()
+            data = tail + chunk if tail else chunk
+            while True:  # bounded: each pass walks records or streams one, or stops
+                used = self.walk(data, 0, partial=True)
+                data = data[used:]
+                if self.done or not data:
+                    break
+                length = _pending_length(data)
+                if length is None or length <= BIG_RECORD_BYTES:
+                    break
+                data = self._stream_record(data, it, length)
+            tail = data
         if tail:
             if self.done:
                 raise CorruptRecordError(
                     f"Incorrect declared batch size, {len(tail)} bytes remain after the last of {self.count} records")
-            self.walk(bytes(tail), 0, partial=False)  # raises: the stream ended inside a record
+            self.walk(tail, 0, partial=False)  # raises: the stream ended inside a record
         if not self.done:
             raise CorruptRecordError(
                 f"Incorrect declared batch size, premature end of records after {self.index} of {self.count}")
+
+    def _stream_record(self, data: bytes, it: Iterator[bytes], length: int) -> bytes:
+        """Walk the one record starting at data[0] whose body (`length` bytes) goes past data, pulling chunks
+        from `it`; the same checks as walk(). Returns the bytes that follow the record in the last chunk."""
+        i = self.index
+        cur = _StreamCursor(data, it)
+        cur.varint(5)  # the length, already known
+        start = cur.consumed
+        cur.skip(1)  # attributes
+        ts_delta = cur.varint(10)
+        od = cur.varint(5)
+        klen = cur.varint(5)
+        if klen >= 0:
+            cur.skip(klen)
+        elif klen == -1:
+            self.null_keys.append(i)
+        else:
+            raise CorruptRecordError(f"Invalid negative key length {klen} in record {i}")
+        if cur.consumed - start >= length:
+            raise CorruptRecordError(f"Key of record {i} runs past the record's size {length}")
+        vlen = cur.varint(5)
+        if vlen >= 0:
+            cur.skip(vlen)
+        elif vlen != -1:
+            raise CorruptRecordError(f"Invalid negative value length {vlen} in record {i}")
+        if cur.consumed - start >= length:
+            raise CorruptRecordError(f"Value of record {i} runs past the record's size {length}")
+        nh = cur.varint(5)
+        if nh < 0 or nh > length:
+            raise CorruptRecordError(f"Found invalid number of record headers {nh}")
+        for _ in range(nh):
+            hkl = cur.varint(5)
+            if hkl < 0:
+                raise CorruptRecordError("Invalid negative header key size")
+            cur.skip(hkl)
+            hvl = cur.varint(5)
+            if hvl >= 0:
+                cur.skip(hvl)
+            elif hvl != -1:
+                raise CorruptRecordError(f"Invalid negative header value size {hvl}")
+            if cur.consumed - start > length:
+                raise CorruptRecordError(f"Header of record {i} runs past the record")
+        if cur.consumed - start != length:
+            raise CorruptRecordError(
+                f"Invalid record size: expected to read {length} bytes in record payload, "
+                f"but instead read {cur.consumed - start}")
+        if ts_delta < self.min_ts:
+            self.min_ts, self.min_ts_index = ts_delta, i
+        if ts_delta > self.max_ts:
+            self.max_ts, self.max_ts_index = ts_delta, i
+        if self.check_offsets and od != i and self.offset_gap is None:
+            self.offset_gap = (i, od)
+        if self.columns is not None:
+            self.columns.extend((-1, -1, od, ts_delta, -1, klen, -1, vlen, -1, nh))
+        self.index = i + 1
+        return cur.rest()
 
     def walk(self, data: bytes | bytearray | memoryview, pos: int, partial: bool) -> int:
         """Walk records from data[pos] until `count` records or (partial) a record that data does not
@@ -310,3 +375,66 @@ def _skip_headers(data: bytes | bytearray, pos: int, count: int, rec_end: int, i
         if pos > rec_end:
             raise CorruptRecordError(f"Header value of record {index} runs past the record")
     return pos
+
+
+# A record longer than this is walked as it streams past instead of being gathered in one buffer.
+BIG_RECORD_BYTES = 1 << 20
+
+
+def _pending_length(data: bytes) -> int | None:
+    """The length of the record starting at data[0], or None while its varint is incomplete."""
+    try:
+        return _varint(data, 0, 5)[0]
+    except VarintError:
+        if len(data) < 5:
+            return None
+        raise CorruptRecordError("Found invalid record structure: record length varint is too long") from None
+
+
+class _StreamCursor:
+    """Reads varints and skips bytes across the chunks of a decompressed stream (one chunk held)."""
+
+    __slots__ = ("buf", "pos", "it", "consumed")
+
+    def __init__(self, data: bytes, it: Iterator[bytes]) -> None:
+        self.buf = data
+        self.pos = 0
+        self.it = it
+        self.consumed = 0
+
+    def _pull(self) -> None:
+        while self.pos >= len(self.buf):  # bounded by the stream: each chunk is consumed or the stream ends
+            nxt = next(self.it, None)
+            if nxt is None:
+                raise CorruptRecordError("Incorrect declared batch size, premature end of the records")
+            self.buf, self.pos = nxt, 0
+
+    def varint(self, max_bytes: int) -> int:
+        u = 0
+        shift = 0
+        for _ in range(max_bytes):
+            if self.pos >= len(self.buf):
+                self._pull()
+            b = self.buf[self.pos]
+            self.pos += 1
+            self.consumed += 1
+            u |= (b & 0x7F) << shift
+            if b < 0x80:
+                v = (u >> 1) ^ -(u & 1)
+                if (max_bytes == 5 and not _INT32_MIN <= v <= _INT32_MAX) or not _INT64_MIN <= v <= _INT64_MAX:
+                    raise CorruptRecordError(f"Found invalid record structure: varint {v} out of range")
+                return v
+            shift += 7
+        raise CorruptRecordError(f"Found invalid record structure: varint longer than {max_bytes} bytes")
+
+    def skip(self, n: int) -> None:
+        while n > 0:  # bounded: every pass consumes bytes or pulls a chunk (or raises at the end)
+            if self.pos >= len(self.buf):
+                self._pull()
+            take = min(n, len(self.buf) - self.pos)
+            self.pos += take
+            self.consumed += take
+            n -= take
+
+    def rest(self) -> bytes:
+        return self.buf[self.pos:]

@@ -1,8 +1,8 @@
 """Re-encode a produced batch whose codec differs from the topic's `compression.type` (Kafka's LogValidator).
 
 Only when compression.type is not `producer` and a data batch's codec differs. The records section the
-LogValidator has just walked (decompressed, so at most `max.message.bytes`) is compressed with the topic's
-codec and level as it is: the records' own bytes (offset and timestamp deltas, keys, values, headers)
+LogValidator walks is fed here chunk by chunk as it is decompressed, and compressed with the topic's
+codec and level as it is (streamed past 8 MiB, so never held whole): the records' own bytes (offset and timestamp deltas, keys, values, headers)
 never change, so no record is decoded. The new batch keeps baseOffset, lastOffsetDelta, timestamps,
 producer id/epoch/sequence, partition leader epoch, the timestamp type and transactional bits and the
 count; attributes take the new codec and the CRC-32C is recomputed. Control batches are never re-encoded.
@@ -12,10 +12,10 @@ Pure functions over bytes; thread-safe.
 from __future__ import annotations
 
 from kafkapy.record.batch_header import COMPRESSION_CODEC_MASK, BatchHeader, read_batch_header, write_batch
-from kafkapy.record.compression import CompressionType, compress
+from kafkapy.record.compression import CompressionType, StreamCompressor, compress
 from kafkapy.storage.log_config import LogConfig
 
-__all__ = ["recompress_batch", "target_codec"]
+__all__ = ["Recompressor", "target_codec"]
 
 
 def target_codec(config: LogConfig) -> tuple[CompressionType, int | None] | None:
@@ -35,11 +35,37 @@ def target_codec(config: LogConfig) -> tuple[CompressionType, int | None] | None
     return codec, level
 
 
-def recompress_batch(header: BatchHeader, records: bytes, codec: CompressionType,
-                     level: int | None) -> tuple[bytes, BatchHeader]:
-    """The batch of `header` holding the uncompressed records section `records`, encoded with `codec`."""
-    attributes = (header.attributes & ~COMPRESSION_CODEC_MASK) | int(codec)
-    payload = compress(codec, records, level)
-    batch = write_batch(header, attributes, header.base_timestamp, header.max_timestamp, header.records_count,
-                        payload)
-    return batch, read_batch_header(batch)
+class Recompressor:
+    """Re-encodes one batch's records section, fed as the LogValidator walks it. Up to ONE_SHOT_BYTES the
+    section is compressed in one call (the exact bytes `compress` gives); past that it streams through a
+    StreamCompressor, so a large batch is never held decompressed (zstd's frame then has no content size)."""
+
+    ONE_SHOT_BYTES = 8 << 20
+
+    def __init__(self, codec: CompressionType, level: int | None) -> None:
+        self.codec = codec
+        self.level = level
+        self._chunks: list[bytes] = []
+        self._buffered = 0
+        self._stream: StreamCompressor | None = None
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
+        if self._stream is not None:
+            self._chunks.append(self._stream.compress(chunk))
+            return
+        self._chunks.append(bytes(chunk))
+        self._buffered += len(chunk)
+        if self._buffered > self.ONE_SHOT_BYTES:
+            self._stream = StreamCompressor(self.codec, self.level)
+            self._chunks = [self._stream.compress(c) for c in self._chunks]
+
+    def batch(self, header: BatchHeader) -> tuple[bytes, BatchHeader]:
+        """The batch of `header` holding the fed records, encoded with the codec."""
+        if self._stream is None:
+            payload = compress(self.codec, b"".join(self._chunks), self.level)
+        else:
+            payload = b"".join(self._chunks) + self._stream.flush()
+        attributes = (header.attributes & ~COMPRESSION_CODEC_MASK) | int(self.codec)
+        batch = write_batch(header, attributes, header.base_timestamp, header.max_timestamp, header.records_count,
+                            payload)
+        return batch, read_batch_header(batch)

@@ -13,7 +13,7 @@ InvalidRecordException). Per batch, as Kafka's processRecordErrors: records with
 compacted topic (INVALID_RECORD) and, for CreateTime topics, timestamps outside
 `message.timestamp.before.max.ms` / `after.max.ms` (INVALID_TIMESTAMP) carry Kafka's record errors
 (batch index + message) for Produce v8+. When the topic's `compression.type` is a codec the batch
-does not use, the validated records section is re-encoded with it (log_recompress.py).
+does not use, the records section is re-encoded with it as it streams past (log_recompress.py).
 
 Pure functions of the bytes, the LogConfig and `now`; a LogValidator is immutable and thread-safe.
 """
@@ -43,7 +43,7 @@ from kafkapy.record.record_walker import (
 )
 from kafkapy.storage.errors import InvalidTimestampError, MessageTooLargeError
 from kafkapy.storage.log_config import LogConfig
-from kafkapy.storage.log_recompress import recompress_batch, target_codec
+from kafkapy.storage.log_recompress import Recompressor, target_codec
 
 __all__ = ["LogValidator", "VALIDATE_RECORDS"]
 
@@ -107,15 +107,15 @@ class LogValidator:
         recompress = target is not None and target[0] != codec
         walk = RecordWalk(h.records_count, check_offsets=True)
         body = view[RECORD_BATCH_OVERHEAD:]
-        kept: list[bytes] | None = [] if recompress else None
+        sink = Recompressor(target[0], target[1]) if recompress and target is not None else None
         try:
             if codec:
                 chunks = iter_decompress(codec, body, self.max_bytes)
-                walk.walk_chunks(_kept(chunks, kept) if kept is not None else chunks)
+                walk.walk_chunks(_fed(chunks, sink) if sink is not None else chunks)
             else:
                 walk.walk_all(body)  # the request's bytes as they are (the compiled walk takes any buffer)
-                if kept is not None:
-                    kept.append(bytes(body))
+                if sink is not None:
+                    sink.feed(body)
         except DecompressedSizeError as e:
             raise MessageTooLargeError(
                 f"The decompressed records of the batch in the append to {self.topic_partition} exceed the "
@@ -132,9 +132,7 @@ class LogValidator:
         if (self.compact and walk.null_keys) or (walk.index and (
                 h.attributes & TIMESTAMP_TYPE_MASK or (check_ts and not self._timestamps_in_range(h, walk, now)))):
             self._raise_record_errors(view, h, walk, now, check_ts)
-        if kept is None or target is None:
-            return None
-        return recompress_batch(h, b"".join(kept), target[0], target[1])
+        return None if sink is None else sink.batch(h)
 
     def _timestamps_in_range(self, h: BatchHeader, walk: RecordWalk, now: int) -> bool:
         base = h.base_timestamp
@@ -177,9 +175,9 @@ class LogValidator:
         raise exc
 
 
-def _kept(chunks: Iterator[bytes], kept: list[bytes]) -> Iterator[bytes]:
+def _fed(chunks: Iterator[bytes], sink: Recompressor) -> Iterator[bytes]:
     for chunk in chunks:
-        kept.append(chunk)
+        sink.feed(chunk)
         yield chunk
 
 

@@ -6,7 +6,9 @@ records (zstd), sent again and again to a compacted topic and to a topic whose c
 differs from the batch's, the two paths that used to decompress whole batches into a Python object per
 record. Each is answered MESSAGE_TOO_LARGE (its decompressed records pass max.message.bytes) and the
 log stays empty, while the broker's peak RSS (VmHWM in /proc/<pid>/status) stays within 300 MB of its
-idle RSS and a bystander confluent-kafka producer on its own topic is served throughout.
+idle RSS and a bystander confluent-kafka producer on its own topic is served throughout. With
+max.message.bytes raised to 512 MiB the same batches are walked to the end and the 400 MiB values stored
+(re-encoded in lz4 on one topic) while RSS stays as bounded: records stream past, never held whole.
 """
 
 from __future__ import annotations
@@ -148,3 +150,45 @@ def test_bombs_leave_rss_bounded_and_the_bystander_served(broker_process, wire_c
             assert consumer.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10) == (0, 0)
     finally:
         consumer.close()
+
+
+LARGE = {"large-limit-recompressed": {"compression.type": "lz4", "max.message.bytes": str(512 * MIB)},
+         "large-limit-compacted": {"cleanup.policy": "compact", "max.message.bytes": str(512 * MIB)}}
+
+
+def test_valid_giant_batches_stream_through_with_bounded_rss(broker_process, wire_client, bombs) -> None:
+    """With max.message.bytes raised to 512 MiB the same batches are valid and stored (re-encoded in lz4 on
+    one topic): the 400 MiB value streams past the walk and the recompression, never held whole."""
+    broker = broker_process()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for f in admin.create_topics([NewTopic(t, 1, 1, config=c) for t, c in LARGE.items()]).values():
+        f.result(30)
+    wire = wire_client(broker.port, timeout_s=60)
+    produce(wire, "large-limit-compacted", _batch(0, 1, encode_record(0, 0, b"warm", b"up")))
+    idle_kb = status_kb(broker.pid, "VmRSS")
+    expected = dict.fromkeys(LARGE, 0)
+    expected["large-limit-compacted"] = 1
+    for topic in LARGE:
+        for name, records in bombs.items():
+            part = produce(wire, topic, records)
+            if name == "zstd-20M-records":  # walked to the end, all 140 MB: every offset delta is 0
+                assert (part.error_code, part.base_offset) == (ErrorCode.INVALID_RECORD, -1), (topic, name)
+                continue
+            assert (part.error_code, part.base_offset) == (0, expected[topic]), (topic, name)
+            expected[topic] += 1
+    peak_kb = status_kb(broker.pid, "VmHWM")
+    print(f"idle RSS {idle_kb // 1024} MiB, peak RSS {peak_kb // 1024} MiB after storing 4 records of 400 MiB and "
+          "walking 2 x 20M records")
+    assert (peak_kb - idle_kb) * 1024 < RSS_BUDGET
+    consumer = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "bomb-check"})
+    try:
+        for topic in LARGE:
+            assert consumer.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10) == (0, expected[topic])
+    finally:
+        consumer.close()
+    from kafkapy.record.batch_header import read_batch_header
+
+    seg = f"{broker.log_dir}/large-limit-recompressed-0/00000000000000000000.log"
+    with open(seg, "rb") as f:
+        first = read_batch_header(f.read(61))
+    assert first.compression_codec == 3 and first.records_count == 1  # the 400 MiB value, now lz4

@@ -183,3 +183,46 @@ def test_walk_takes_a_memoryview_of_the_request() -> None:
     walk = RecordWalk(len(ITEMS), check_offsets=True)
     walk.walk_all(memoryview(frame)[2:])
     assert walk.index == len(ITEMS) and walk.null_keys == [1]
+
+
+def _chunks_of(data: bytes, size: int):
+    return (data[i:i + size] for i in range(0, len(data), size))
+
+
+def test_a_big_record_streams_past_without_being_gathered(monkeypatch) -> None:
+    monkeypatch.setattr(record_walker, "BIG_RECORD_BYTES", 1000)
+    big = [(b"k" * 3000, b"v" * 50_000, [("h", b"x" * 2000)]), (None, b"small", []), (b"key", None, []),
+           (b"k2", b"w" * 5000, [])]
+    data = b"".join(encode_record(i, 7 - i, k, v, h) for i, (k, v, h) in enumerate(big))
+    for size in (1, 100, 999, 4096):
+        walk = RecordWalk(len(big), check_offsets=True, columns=array("q"))
+        walk.walk_chunks(_chunks_of(data, size))
+        assert walk.index == 4 and walk.null_keys == [1] and walk.offset_gap is None
+        assert (walk.min_ts, walk.max_ts, walk.min_ts_index, walk.max_ts_index) == (4, 7, 3, 0)
+        assert walk.columns is not None and list(walk.columns[OFFSET_DELTA::COLUMNS]) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("data,count", [
+    pytest.param(encode_record(0, 0, b"k", b"v" * 5000)[:-1], 1, id="stream-ends-inside-the-value"),
+    pytest.param(encode_record(0, 0, b"k", b"v" * 5000) + b"\x00", 1, id="trailing-byte-after-a-big-record"),
+    pytest.param(encode_record(0, 0, b"k", b"v" * 5000), 2, id="count-past-a-big-record"),
+    pytest.param(b"\x90\x4e\x00\x00\x00\x09" + b"x" * 5000, 1, id="big-record-key-length-minus-5"),
+    pytest.param(b"\x90\x4e\x00\x00\x00\x02k\xfe\xff\x03" + b"x" * 5000, 1, id="big-record-value-past-its-length"),
+])
+def test_malformed_big_records_raise(monkeypatch, data: bytes, count: int) -> None:
+    monkeypatch.setattr(record_walker, "BIG_RECORD_BYTES", 1000)
+    with pytest.raises(CorruptRecordError):
+        RecordWalk(count).walk_chunks(_chunks_of(data, 700))
+
+
+def test_stream_compressor_matches_compress() -> None:
+    from kafkapy.record.compression import StreamCompressor, decompress
+
+    data = bytes(300_000) + b"kafka" * 20_000 + bytes(range(256)) * 100
+    for codec in CompressionType:
+        sc = StreamCompressor(codec)
+        out = b"".join(sc.compress(c) for c in _chunks_of(data, 7000)) + sc.flush()
+        assert decompress(codec, out) == data
+        if codec not in (CompressionType.ZSTD,):  # zstd's streamed frame carries no content size
+            whole = StreamCompressor(codec)
+            assert whole.compress(data) + whole.flush() == compress(codec, data)

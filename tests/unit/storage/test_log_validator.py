@@ -115,3 +115,25 @@ def test_client_batch_with_log_append_time_on_a_log_append_time_topic(tmp_path) 
     assert info.value.record_errors == [(0, f"Invalid timestamp type in message DefaultRecord(offset=0, timestamp="
                                             f"{START_MS + 7}, key=3 bytes, value=5 bytes). Producer should not set "
                                             "timestamp type to LogAppendTime.")]
+
+
+@pytest.mark.parametrize("target", ["gzip", "snappy", "lz4", "zstd"])
+def test_large_batches_stream_through_validation_and_recompression(tmp_path, monkeypatch, target: str) -> None:
+    from kafkapy.record import record_walker
+    from kafkapy.storage.log_recompress import Recompressor
+
+    monkeypatch.setattr(Recompressor, "ONE_SHOT_BYTES", 100_000)  # stream past 100 KB
+    monkeypatch.setattr(record_walker, "BIG_RECORD_BYTES", 50_000)  # records past 50 KB walked as they stream
+    log = open_log(tmp_path / "t-0", cfg=config(compression_type=target, max_message_bytes=10_000_000))
+    values = [bytes([i]) * (i * 40_000) for i in range(1, 8)]  # 40 KB .. 280 KB values
+    source = CompressionType.ZSTD if target != "zstd" else CompressionType.GZIP
+    log.append_as_leader(batch_of(values, source), 0)
+    got = records_of(log)
+    assert [(o, v) for o, _ts, _k, v in got] == list(enumerate(values))
+
+
+def batch_of(values: list[bytes], codec: int) -> bytes:
+    records = b"".join(encode_record(i, i, b"k%d" % i, v) for i, v in enumerate(values))
+    header = BatchHeader(0, 0, -1, 2, 0, codec, len(values) - 1, START_MS, START_MS + len(values) - 1, -1, -1, -1,
+                         len(values))
+    return write_batch(header, codec, START_MS, START_MS + len(values) - 1, len(values), compress(codec, records))
