@@ -51,6 +51,7 @@ static int read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end, 
     } while (0)
 
 static PyObject *walk(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer view;
     Py_ssize_t pos;
     long long index, count, min_ts, max_ts;
@@ -172,6 +173,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_record_walk", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_record_walk", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__record_walk(void) { return PyModule_Create(&module); }
