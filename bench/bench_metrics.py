@@ -3,9 +3,9 @@ time to scrape /metrics with 1,000 partitions.
 
 Headline figure (`produce path`): what a request-handler thread does per ProduceRequest (KafkaApis.handle:
 decode, ReplicaManager append to a real log, response encoded and handed to a stub channel, RequestMetrics
-and BrokerTopicMetrics recorded when on), in process on the broker's real services, 16 x 100-byte records per
-request, acks=1; throughput from the handler thread's CPU time (what the metrics add), rounds alternating
-on / off, ratio of the medians. Then the same end to end with librdkafka over the network (noisy on a shared
+and BrokerTopicMetrics recorded when on, and their fold), in process on the broker's real services, 16 and
+500 x 100-byte records per request, acks=1; throughput from the thread's CPU time, rounds alternating on /
+off, ratio of the medians. Then the same end to end with librdkafka over the network (noisy on a shared
 machine: reported for information).
 
 One in-process broker with prometheus.listener; a librdkafka producer sends fixed-size records for a fixed
@@ -71,10 +71,10 @@ class StubChannel:
         raise RuntimeError("connection closed by the handler")
 
 
-def produce_frame(topic: str) -> memoryview:
+def produce_frame(topic: str, records: int = 16) -> memoryview:
     builder = MemoryRecordsBuilder()
     now = SYSTEM.milliseconds()
-    for _ in range(16):
+    for _ in range(records):
         builder.append(now, None, b"v" * 100)
     body = ProduceRequest(transactional_id=None, acks=1, timeout_ms=30000, topic_data=[
         ProduceRequest.TopicProduceData(name=topic, partition_data=[
@@ -83,7 +83,7 @@ def produce_frame(topic: str) -> memoryview:
 
 
 def produce_path_round(apis: KafkaApis, channel: StubChannel, frame: memoryview, requests: int,
-                       fold: Any = None) -> float:
+                       fold: Any = None, records: int = 16) -> float:
     """Records per second of thread CPU over `requests` ProduceRequests, the metrics' fold of those requests
     included (the tick thread is stopped: the fold runs here, inside the measured time)."""
     before = channel.sent
@@ -96,7 +96,7 @@ def produce_path_round(apis: KafkaApis, channel: StubChannel, frame: memoryview,
         fold()
     cpu = time.thread_time() - cpu
     assert channel.sent - before == requests
-    return requests * 16 / cpu
+    return requests * records / cpu
 
 
 def produce_round(bootstrap: str, topic: str, seconds: float, linger_ms: int) -> float:
@@ -146,21 +146,22 @@ def main() -> None:
             channel = StubChannel()
             assert server.services is not None
             apis = KafkaApis(channel, server.services)  # type: ignore[arg-type]
-            frame = produce_frame("bench-path")
-            path: dict[bool, list[float]] = {True: [], False: []}
             server.metrics.stop_ticker()
-            produce_path_round(apis, channel, frame, 2000, server.metrics.fold)  # warm-up
-            for _ in range(args.rounds * 3):
-                for on in (True, False):
-                    set_metrics(server, on)
-                    path[on].append(produce_path_round(apis, channel, frame, args.requests,
-                                                       server.metrics.fold if on else None))
-            set_metrics(server, True)
+            for records, requests in ((16, args.requests), (500, max(1, args.requests // 5))):
+                frame = produce_frame("bench-path", records)
+                path: dict[bool, list[float]] = {True: [], False: []}
+                produce_path_round(apis, channel, frame, 2000, server.metrics.fold, records)  # warm-up
+                for _ in range(args.rounds * 3):
+                    for on in (True, False):
+                        set_metrics(server, on)
+                        path[on].append(produce_path_round(apis, channel, frame, requests,
+                                                           server.metrics.fold if on else None, records))
+                set_metrics(server, True)
+                on_med, off_med = statistics.median(path[True]), statistics.median(path[False])
+                print(f"produce path ({records} x 100 B per request, acks=1, {requests} requests x "
+                      f"{args.rounds * 3} rounds each): metrics on {on_med:,.0f} rec/s, off {off_med:,.0f} rec/s "
+                      f"of thread CPU, ratio {on_med / off_med:.3f}")
             server.metrics.start_ticker()
-            on_med, off_med = statistics.median(path[True]), statistics.median(path[False])
-            print(f"produce path (16 x 100 B per request, acks=1, {args.requests} requests x {args.rounds * 3} "
-                  f"rounds each): metrics on {on_med:,.0f} rec/s, off {off_med:,.0f} rec/s of handler CPU, "
-                  f"ratio {on_med / off_med:.3f}")
             for shape, linger in (("batched", 5), ("requests", 0)):
                 results: dict[bool, list[float]] = {True: [], False: []}
                 produce_round(bootstrap, f"bench-{shape}", 0.5, linger)  # warm-up: topic, connections

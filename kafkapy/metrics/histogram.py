@@ -17,7 +17,7 @@ import math
 import operator
 import random
 import threading
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.metrics.meter import Meter
@@ -93,16 +93,17 @@ class Histogram:
         self._sum += value
         self._sumsq += value * value
 
-    def _add_stats(self, values: list[float]) -> None:
-        """Count, min, max, sum and sum of squares of a batch, in C loops (the caller holds the lock)."""
-        lo, hi = min(values), max(values)
+    def _add_stats(self, values: Sequence[float], scale: float = 1.0) -> None:
+        """Count, min, max, sum and sum of squares of a batch (values x scale), in C loops (the caller holds
+        the lock)."""
+        lo, hi = min(values) * scale, max(values) * scale
         if self._count == 0:
             self._min, self._max = lo, hi
         else:
             self._min, self._max = min(self._min, lo), max(self._max, hi)
         self._count += len(values)
-        self._sum += math.fsum(values)
-        self._sumsq += math.fsum(map(operator.mul, values, values))
+        self._sum += sum(values) * scale
+        self._sumsq += sum(map(operator.mul, values, values)) * scale * scale
 
     def _rescale(self, now: int) -> None:
         old_start = self._start_s
@@ -166,12 +167,17 @@ class HistogramSet:
             for h, v in zip(self.members, values, strict=True):
                 h._add(v, priority)
 
-    def update_batch(self, columns: list[list[float]], now: int) -> None:
-        """Record n requests at once: columns[k] holds member k's n values. One priority per request, shared by
-        the members (so one threshold test decides for all); the statistics are C-loop sums."""
+    def update_batch(self, columns: Sequence[Sequence[float]], now: int,
+                     scales: Sequence[float] | None = None) -> None:
+        """Record n events at once: columns[k] holds member k's n raw values, each multiplied by scales[k]
+        (ns columns scaled to ms only in the sums, in C). The statistics cover every value; the reservoir
+        considers at most 2 x its size of them, picked uniformly, their weight scaled by the thinning (so a busy
+        second is not under-represented against a quiet one), each with one priority shared by the members."""
         n = len(columns[0])
         if not n:
             return
+        if scales is None:
+            scales = [1.0] * len(columns)
         with self._lock:
             if now >= self._next_rescale_ns:
                 for h in self.members:
@@ -179,17 +185,18 @@ class HistogramSet:
                 self._start_s, self._next_rescale_ns = self.members[0]._start_s, self.members[0]._next_rescale_ns
             weight = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s))
             rnd = self._random
-            priorities = [weight / (rnd() or 1e-300) for _ in range(n)]
+            picked: Sequence[int] = range(n)
+            if n > 2 * RESERVOIR_SIZE:
+                picked = random.sample(range(n), 2 * RESERVOIR_SIZE)
+                weight *= n / len(picked)  # each considered event stands for n / picked of them
+            priorities = [weight / (rnd() or 1e-300) for _ in picked]
             heap = self.members[0]._heap
-            if len(heap) + n <= RESERVOIR_SIZE:
-                chosen: Iterable[int] = range(n)
-            else:
-                floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else -1.0
-                chosen = [i for i, p in enumerate(priorities) if p > floor]
-            for h, column in zip(self.members, columns, strict=True):
-                for i in chosen:
-                    h._add_sample(column[i], priorities[i])
-                h._add_stats(column)
+            floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else -1.0
+            chosen = [(i, p) for i, p in zip(picked, priorities, strict=True) if p > floor]
+            for h, column, scale in zip(self.members, columns, scales, strict=True):
+                for i, p in chosen:
+                    h._add_sample(column[i] * scale, p)
+                h._add_stats(column, scale)
 
 
 class Timer:

@@ -140,6 +140,14 @@ class BrokerMetrics:
         self._register_controller(server)
         self._register_logs(server)
         self._register_coordinators(server)
+        services = server.services
+        if services is not None:
+            def quota_enabled(api_key: int) -> bool:
+                quotas = services.quotas
+                manager = None if quotas is None else (quotas.produce if api_key == 0 else quotas.fetch)
+                return manager is not None and manager.quota_enabled()
+
+            self.request_metrics.quota_enabled = quota_enabled
         self.registry.start_ticker()
         listener = server.config.get(PROMETHEUS_LISTENER) if server.config.is_set(PROMETHEUS_LISTENER) else None
         if listener:

@@ -11,15 +11,18 @@ Times, as Kafka's RequestChannel computes them: queue = dequeue - arrival; local
 remote = the wait in a purgatory (respond - handler end); response queue + send = the hand-off to the
 network (the responding thread usually writes the response itself, so the queue time is ~0 and the send
 time is the write). Quota sensors (`kafka.server:type=Produce|Fetch|Request,user=..,client-id=..` with
-throttle-time and byte-rate / request-time) are kept per principal and client id.
+throttle-time and byte-rate) are kept per principal and client id while a quota of that kind is configured,
+as Kafka records its quota sensors only then.
 
 Thread-safety: metrics are created on first use under the registry's lock; recording uses each metric's lock.
 """
 
 from __future__ import annotations
 
+import operator
 import threading
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafkapy.common.errors import ERRORS_BY_CODE
@@ -31,6 +34,13 @@ from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
+_SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
+
+
+def _zeros(n: int) -> list[int]:
+    return [0] * n
+
+
 _QUOTA_TYPES: dict[int, str] = {ApiKey.PRODUCE: "Produce", ApiKey.FETCH: "Fetch"}
 
 
@@ -53,13 +63,29 @@ class _Plan:
             if f.name == "error_code":
                 self.errors.append(f.name)
             elif f.is_array and f.is_struct:
-                self.arrays.append((f.name, getattr(top, f.elem, None)))
+                elem_cls = getattr(top, f.elem, None)
+                if elem_cls is not None and _has_errors(elem_cls, top, 0):
+                    self.arrays.append((f.name, elem_cls))
         # The single array's element is a leaf (one error_code, no arrays): loop it inline.
         self.leaf: Any = None
         if len(self.arrays) == 1 and self.arrays[0][1] is not None:
             elem = _Plan(self.arrays[0][1], top)
             if not elem.arrays and len(elem.errors) == 1:
                 self.leaf = elem
+
+
+def _has_errors(cls: Any, top: Any, depth: int) -> bool:
+    """Whether a struct holds an error_code anywhere below it (arrays without one are not walked)."""
+    if depth > 8:
+        return False
+    for f in getattr(cls, "FIELDS", ()):
+        if f.name == "error_code":
+            return True
+        if f.is_array and f.is_struct:
+            elem = getattr(top, f.elem, None)
+            if elem is not None and _has_errors(elem, top, depth + 1):
+                return True
+    return False
 
 
 _plans: dict[tuple[Any, Any], _Plan] = {}
@@ -100,6 +126,46 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
         else:
             for item in items:
                 error_counts(item, top, counts)
+    return counts
+
+
+def batch_error_counts(bodies: Iterable[Any]) -> dict[int, int]:
+    """error_counts summed over many responses of one type: the codes of the usual shapes (top-level errors,
+    one level of items, topics -> partitions) are gathered by comprehensions and counted in C."""
+    codes: list[int] = []
+    rest: list[Any] = []
+    by_type: dict[Any, list[Any]] = {}
+    none = 0
+    for body in bodies:
+        if body is None:
+            none += 1
+        else:
+            by_type.setdefault(type(body), []).append(body)
+    for cls, group in by_type.items():
+        plan = _plan(cls, cls)
+        for name in plan.errors:
+            codes.extend(getattr(b, name) for b in group)
+        for name, elem_cls in plan.arrays:
+            elem = _plan(elem_cls, cls)
+            if not elem.arrays and elem.errors:
+                codes.extend(item.error_code for b in group for item in getattr(b, name) or ())
+            elif elem.leaf is not None:
+                inner = elem.arrays[0][0]
+                if elem.errors:
+                    codes.extend(item.error_code for b in group for item in getattr(b, name) or ())
+                codes.extend(part.error_code for b in group for item in getattr(b, name) or ()
+                             for part in getattr(item, inner) or ())
+            else:
+                rest.append((name, group))
+    counts = dict(Counter(codes))
+    if None in counts:  # a nullable error field left unset
+        counts[0] = counts.get(0, 0) + counts.pop(None)  # type: ignore[call-overload]
+    if none:
+        counts[0] = counts.get(0, 0) + none
+    for name, group in rest:
+        for b in group:
+            for item in getattr(b, name) or ():
+                error_counts(item, type(b), counts)
     return counts
 
 
@@ -152,6 +218,8 @@ class RequestMetrics:
         self._pending: deque[tuple[Any, ...]] = deque()
         self._fold_lock = threading.Lock()
         self._clock = registry.time.nanoseconds
+        # Kafka keeps a client's quota sensors only while a quota of that kind is configured (set by BrokerMetrics).
+        self.quota_enabled: Callable[[int], bool] = lambda api_key: True
         registry.add_provider(self._quota_samples)
         registry.add_folder(self.fold)
 
@@ -206,31 +274,22 @@ class RequestMetrics:
         (_, _, _, starts, dequeues, handler, sends, ends, sizes, throttles, bodies, users,
          clients) = zip(*items, strict=True)
         count = len(items)
-        columns = [
-            [(e - s) * 1e-6 for e, s in zip(ends, starts, strict=True)],
-            [(d - s) * 1e-6 if d > s else 0.0 for d, s in zip(dequeues, starts, strict=True)],
-            [h * 1e-6 for h in handler],
-            [(x - d - h) * 1e-6 if x - d - h > 0 else 0.0 for x, d, h in zip(sends, dequeues, handler, strict=True)],
-            [float(t) for t in throttles],
-            [0.0] * count,
-            [(e - x) * 1e-6 if e > x else 0.0 for e, x in zip(ends, sends, strict=True)],
-            [float(b) for b in sizes],
-        ]
+        # Integer ns columns made by C loops (map/operator); scaled to ms inside the histogram sums.
+        local_done = list(map(operator.add, dequeues, handler))
+        remote = list(map(operator.sub, sends, local_done))
+        if min(remote) < 0:  # handler time is measured on another clock: clamp as Kafka's max(0, ...)
+            remote = [r if r > 0 else 0 for r in remote]
+        columns = (list(map(operator.sub, ends, starts)), list(map(operator.sub, dequeues, starts)), handler, remote,
+                   throttles, _zeros(count), list(map(operator.sub, ends, sends)), sizes)
         targets = self._targets(api_key, version, follower)
         for m, requests in targets:
             requests.mark(count)
-            m.histograms.update_batch(columns, now)
-        counts: dict[int, int] = {}
-        for body in bodies:
-            if body is None:
-                counts[0] = counts.get(0, 0) + 1
-            else:
-                error_counts(body, None, counts)
+            m.histograms.update_batch(columns, now, _SCALES)
         m = targets[0][0]
-        for code, c in counts.items():
+        for code, c in batch_error_counts(bodies).items():
             m.error(code).mark(c)
         quota_type = _QUOTA_TYPES.get(api_key)
-        if quota_type is not None and not follower:
+        if quota_type is not None and not follower and self.quota_enabled(api_key):
             keys = list(zip(users, clients, strict=True))
             distinct = set(keys)
             if len(distinct) == 1:  # the usual fold: one client's requests
