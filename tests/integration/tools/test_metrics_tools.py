@@ -200,3 +200,47 @@ def test_cluster_tool(broker: Any, cli: Any) -> None:
     assert r.lines == ["The target cluster does not support the broker unregistration API."]
     r = cli("cluster", "cluster-id", "-b", f"127.0.0.1:{broker.bound_port()}", "--output", "json")
     assert json.loads(r.text) == {"cluster_id": broker.metadata_cache.get_cluster_id()}
+
+
+def test_quota_sensors_once_a_produce_quota_is_set(broker: Any, produced: int) -> None:
+    from kafkapy.client.admin_quotas import ClientQuotaAlteration, ClientQuotaEntity
+    from kafkapy.tools.tool_support import admin_client
+
+    admin = admin_client(f"127.0.0.1:{broker.bound_port()}")
+    try:
+        admin.alter_client_quotas([ClientQuotaAlteration(ClientQuotaEntity.of({"client-id": "quota-app"}),
+                                                         {"producer_byte_rate": 1_000_000.0})])
+    finally:
+        admin.close()
+    key = 'kafka_server_quota_throttle_time{clientId="quota-app",resource="Produce",user="ANONYMOUS"}'
+    deadline = time.monotonic() + 20
+    samples: dict[str, float] = {}
+    while key not in samples and time.monotonic() < deadline:
+        producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker.bound_port()}", "client.id": "quota-app"})
+        producer.produce(TOPIC, value=b"q" * 100)
+        assert producer.flush(10) == 0
+        samples = scrape(broker)
+    assert samples[key] == 0.0  # 100 bytes: far under 1 MB/s, never throttled
+    assert 'kafka_server_quota_byte_rate{clientId="quota-app",resource="Produce",user="ANONYMOUS"}' in samples
+
+
+def test_top_rich_view_renders(broker: Any, produced: int) -> None:
+    import io
+
+    from rich.console import Console
+
+    from kafkapy.cli.top import rich_view
+    from kafkapy.tools.tool_support import admin_client
+    from kafkapy.tools.top import Top
+
+    admin = admin_client(f"127.0.0.1:{broker.bound_port()}")
+    try:
+        top = Top(admin, [metrics_url(broker)])
+        top.snapshot()
+        snap = top.snapshot()
+    finally:
+        admin.close()
+    buf = io.StringIO()
+    Console(file=buf, width=140, force_terminal=False).print(rich_view(snap))
+    text = buf.getvalue()
+    assert "Brokers" in text and "Topics" in text and TOPIC in text and "Requests (p99 ms" in text
