@@ -4,10 +4,11 @@ Byte format: see checkpoint_file.py (version 0, count, `epoch startOffset` lines
 Kafka's LeaderEpochFileCache: epochs and start offsets both strictly increase; `assign` drops entries
 that would break that; `end_offset_for` answers OffsetsForLeaderEpoch; truncation from the end follows
 log truncation, truncation from the start follows log start offset increments.
-Thread-safety: an internal lock guards the entries; every change is written to the file before returning,
-fsynced except for truncations with `sync=False` (Kafka's truncateFromEndAsyncFlush /
-truncateFromStartAsyncFlush: a truncation lost in a crash leaves entries that the next load truncates
-again, while `assign` is always fsynced so the file never misses an entry).
+Thread-safety: an internal lock guards the entries; every change is written (fsynced) to the file before
+returning, except truncations with `sync=False` (Kafka's truncateFromEndAsyncFlush /
+truncateFromStartAsyncFlush), which leave the file to the next write: a truncation not yet written leaves
+entries past the log end (or before its start) that the next load truncates again, while `assign` is always
+written and fsynced, so the file never misses an entry.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ class LeaderEpochFileCache:
             keep = bisect.bisect_left(self._offsets, end_offset)
             del self._epochs[keep:]
             del self._offsets[keep:]
-            self._flush(sync)
+            if sync:
+                self._flush()
 
     def truncate_from_start(self, start_offset: int, sync: bool = True) -> None:
         """Drop epochs wholly before `start_offset`; the epoch holding it now starts there."""
@@ -135,7 +137,8 @@ class LeaderEpochFileCache:
             del self._offsets[: last_removed + 1]
             self._epochs.insert(0, epoch)
             self._offsets.insert(0, start_offset)
-            self._flush(sync)
+            if sync:
+                self._flush()
 
     def clear_and_flush(self) -> None:
         with self._lock:
@@ -143,9 +146,9 @@ class LeaderEpochFileCache:
             self._offsets.clear()
             self._flush()
 
-    def _flush(self, sync: bool = True) -> None:
+    def _flush(self) -> None:
         if self._checkpoint is not None:
-            self._checkpoint.write(zip(self._epochs, self._offsets, strict=True), sync)
+            self._checkpoint.write(zip(self._epochs, self._offsets, strict=True))
 
     def __repr__(self) -> str:
         return f"LeaderEpochFileCache({self.epoch_entries()})"

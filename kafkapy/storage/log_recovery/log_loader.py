@@ -174,7 +174,8 @@ def load_log(dir_: str, config: LogConfig, time: Time, log_start_offset_checkpoi
         recovery_point = min(recovery_point_checkpoint, next_offset)
     log_start_offset = max(log_start_offset_checkpoint, segments[0].base_offset)
     segments[-1].resize_indexes(config.max_index_size)
-    # Not fsynced, as Kafka's LogLoader (truncateFrom*AsyncFlush): if lost, the next load truncates again.
+    # Not written now, as Kafka's LogLoader (truncateFrom*AsyncFlush): the next write of the cache (an assign,
+    # fsynced) carries it, and until then the next load truncates the same entries again.
     epoch_cache.truncate_from_end(next_offset, sync=False)
     epoch_cache.truncate_from_start(log_start_offset, sync=False)
     return LoadedLog(segments, log_start_offset, recovery_point, next_offset, epoch_cache)
