@@ -44,7 +44,6 @@ from kafkapy.server.request_metrics import RequestMetrics
 
 if TYPE_CHECKING:
     from kafkapy.cluster.alter_isr_manager import AlterIsrManager
-    from kafkapy.server.kafka_server import KafkaServer
 
 log = logging.getLogger("kafka.server.BrokerMetrics")
 
@@ -127,8 +126,9 @@ class BrokerMetrics:
             if delta:
                 meter.mark(delta)
 
-    def start(self, server: KafkaServer) -> None:
-        """Register the gauges over a started server and start its Prometheus endpoint when configured."""
+    def start(self, server: Any) -> None:
+        """Register the gauges over a started KafkaServer (typed Any: kafka_server imports this module) and
+        start its Prometheus endpoint when configured."""
         if server.controller is not None:  # ControllerStats
             server.controller.psm.on_unclean_election = self.unclean_elections.mark
             server.controller.psm.on_election_ms = self.leader_election.update
@@ -161,7 +161,7 @@ class BrokerMetrics:
             self.endpoint.shutdown()
             self.endpoint = None
 
-    def _register_replica_manager(self, server: KafkaServer) -> None:
+    def _register_replica_manager(self, server: Any) -> None:
         rm = server.replica_manager
         assert rm is not None
         g = KafkaMetricsGroup(self.registry, "kafka.server", "ReplicaManager")
@@ -190,7 +190,7 @@ class BrokerMetrics:
         self.registry.gauge(metric_name("kafka.server", "KafkaServer", "BrokerState"),
                             lambda: RUNNING_AS_BROKER if server.is_started else 0)
 
-    def _register_network(self, server: KafkaServer) -> None:
+    def _register_network(self, server: Any) -> None:
         channel = server.request_channel
         if channel is not None:
             self.registry.gauge(metric_name("kafka.network", "RequestChannel", "RequestQueueSize"),
@@ -205,7 +205,7 @@ class BrokerMetrics:
         self.registry.gauge(metric_name("kafka.network", "SocketServer", "NetworkProcessorAvgIdlePercent"),
                             network_idle)
 
-    def _register_controller(self, server: KafkaServer) -> None:
+    def _register_controller(self, server: Any) -> None:
         g = KafkaMetricsGroup(self.registry, "kafka.controller", "KafkaController")
 
         def active() -> Any:
@@ -257,7 +257,7 @@ class BrokerMetrics:
             self.registry.gauge(metric_name("kafka.server", "SessionExpireListener", "SessionState"),
                                 lambda: "CONNECTED" if getattr(store, "connected", True) else "DISCONNECTED")
 
-    def _register_logs(self, server: KafkaServer) -> None:
+    def _register_logs(self, server: Any) -> None:
         lm = server.log_manager
         assert lm is not None
 
@@ -298,7 +298,7 @@ class BrokerMetrics:
         g.gauge("max-buffer-utilization-percent", buffer_utilization)
         g.gauge("DeadThreadCount", lambda: sum(1 for t in threads() if not t.is_alive()))
 
-    def _register_coordinators(self, server: KafkaServer) -> None:
+    def _register_coordinators(self, server: Any) -> None:
         services = server.services
         if services is None:
             return

@@ -26,6 +26,7 @@ from typing import Any
 from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.registry import KafkaMetricsGroup, MetricsRegistry
 
+MAX_PENDING = 100_000
 _REJECTED = (10, 18)  # MESSAGE_TOO_LARGE (RecordTooLarge), RECORD_LIST_TOO_LARGE (RecordBatchTooLarge)
 _NOT_FAILED = (3, 6, 2, 56)  # unknown partition, not leader, corrupt, storage: Kafka does not count these
 
@@ -79,6 +80,8 @@ class BrokerTopicStats:
     def on_append(self, topic: str, size: int, messages: int) -> None:
         if self.enabled:
             self._appends.append((topic, size, messages))
+            if len(self._appends) > MAX_PENDING:  # nothing folding: stay bounded
+                self.fold()
 
     def fold(self) -> None:
         with self._fold_lock:
@@ -122,6 +125,8 @@ class BrokerTopicStats:
         """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them."""
         if self.enabled:
             self._fetches.append((results, from_follower))
+            if len(self._fetches) > MAX_PENDING:
+                self.fold()
 
     def _fold_fetch(self, results: Mapping[Any, Any], from_follower: bool) -> None:
         a = self.all_topics

@@ -34,6 +34,7 @@ from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
+MAX_PENDING = 100_000
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
 
 
@@ -251,6 +252,8 @@ class RequestMetrics:
                               request.dequeue_ns or request.start_ns, ctx.handler_ns, send_start_ns,
                               self._clock(), len(request.frame), throttle_ms, body, ctx.request.principal.name,
                               header.client_id or ""))
+        if len(self._pending) > MAX_PENDING:  # no tick thread folding (stopped, or never started): stay bounded
+            self.fold()
 
     def fold(self) -> None:
         """Move the queued requests into the meters and histograms (the registry runs it every second and before
