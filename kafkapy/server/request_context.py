@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.common.kafka_principal import KafkaPrincipal
+from kafkapy.protocol.api_keys import API_NAMES
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
 from kafkapy.server.auth.acl_authorizer import SUPPORTED_OPERATIONS, authorization_error, operations_bits
@@ -52,11 +53,15 @@ class RequestContext:
     def client_host(self) -> str:
         return self.request.client_address[0] if self.request.client_address else ""
 
-    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> bool:
-        """May this request's principal perform operation on the resource? (True without an authorizer.)"""
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str = CLUSTER_NAME,
+                  log_if_denied: bool = True) -> bool:
+        """May this request's principal perform operation on the resource? (True without an authorizer.) A denial
+        is logged (kafka.authorizer.logger, INFO) unless log_if_denied is False: a check that only filters or
+        probes, as Kafka's logIfDenied."""
         authorizer = self.server.authorizer
         return authorizer is None or authorizer.authorize(self.principal, self.client_host, operation,
-                                                          resource_type, name)
+                                                          resource_type, name, API_NAMES.get(self.header.api_key, ""),
+                                                          log_if_denied=log_if_denied)
 
     def require(self, operation: AclOperation, resource_type: ResourceType, name: str = CLUSTER_NAME) -> None:
         """Raise Kafka's *_AUTHORIZATION_FAILED error of the resource type unless authorized; the dispatcher

@@ -304,7 +304,7 @@ def handle_list_groups(ctx: RequestContext, request: ListGroupsRequest) -> ListG
     if types and CLASSIC_GROUP_TYPE not in types:
         return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=[])
     error, overviews = coordinator.handle_list_groups(set(request.states_filter or []))
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):  # else only the groups it may describe
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, log_if_denied=False):  # else only its groups
         overviews = [o for o in overviews if ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, o.group_id)]
     groups = [ListGroupsResponse.ListedGroup(group_id=o.group_id, protocol_type=o.protocol_type,
                                              group_state=o.state, group_type=CLASSIC_GROUP_TYPE)

@@ -85,7 +85,7 @@ def handle_offset_for_leader_epoch(ctx: RequestContext, request: OffsetForLeader
     rm = ctx.server.replica_manager
     fetch_only_from_leader = request.replica_id != DEBUGGING_REPLICA_ID
     # Kafka (KIP-320): CLUSTER_ACTION for brokers, else DESCRIBE on each topic.
-    replica = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+    replica = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, log_if_denied=False)
     topics = []
     for t in request.topics:
         parts = []

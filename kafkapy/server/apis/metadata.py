@@ -176,7 +176,8 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
                                            error_unavailable_endpoints=version == 0,
                                            error_unavailable_listeners=version >= 6)
     if all_topics and services.authorizer is not None:
-        topics_md = [tm for tm in topics_md if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, tm.name)]
+        topics_md = [tm for tm in topics_md
+                     if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, tm.name, log_if_denied=False)]
     include_ops = version >= 8 and request.include_topic_authorized_operations
     out_topics = [_topic(ErrorCode.UNKNOWN_TOPIC_ID, None, tid) for tid in dict.fromkeys(unknown_ids)]
     # Asked by name, the id of a topic one may not describe stays hidden (zero); asked by id, the name does.
@@ -193,7 +194,7 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
                 version < 4 or request.allow_auto_topic_creation)
             if allow:
                 # Auto-creation needs CREATE on the cluster or on the topic.
-                may_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
+                may_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_if_denied=False)
                 create_denied = [] if may_create else [
                     n for n in missing if not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, n)]
                 errors = auto_create_topics(services, [n for n in missing if n not in create_denied])

@@ -152,7 +152,7 @@ def _created(ctx: RequestContext, result: CreateTopicResult, version: int) -> An
 def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> Any:
     version = ctx.api_version
     dups = _duplicates(t.name for t in request.topics)
-    cluster_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER)
+    cluster_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_if_denied=False)
     unauthorized = set() if cluster_create else {
         t.name for t in request.topics if not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, t.name)}
     to_create = []
@@ -184,7 +184,7 @@ def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> A
                 continue
             # Kafka: v5+ configs, partitions and replication factor only with DESCRIBE_CONFIGS on the topic.
             hide_configs = version >= 5 and not ctx.authorize(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC,
-                                                             t.name)
+                                                             t.name, log_if_denied=False)
             if t.name in unauthorized:
                 out.append(_create_error(t.name, TopicAuthorizationFailedError.code, AUTHORIZATION_FAILED))
                 if hide_configs:

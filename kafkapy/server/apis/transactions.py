@@ -240,7 +240,7 @@ def _write_txn_markers_error(request: WriteTxnMarkersRequest, version: int, code
 @api(ApiKey.WRITE_TXN_MARKERS, 0, 1, error_response=_write_txn_markers_error)
 def handle_write_txn_markers(ctx: RequestContext, request: WriteTxnMarkersRequest) -> Any:
     # Kafka: ALTER on the cluster, else CLUSTER_ACTION.
-    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER) and \
+    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, log_if_denied=False) and \
             not ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER):
         log.warning("WriteTxnMarkers from %s (client %s) refused: CLUSTER_ACTION on the cluster is not authorized; "
                     "%d marker(s) not written", ctx.principal, ctx.client_id, len(request.markers))

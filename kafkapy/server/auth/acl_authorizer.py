@@ -178,8 +178,20 @@ class AclAuthorizer:
         return out
 
     def authorize(self, principal: KafkaPrincipal, host: str, operation: AclOperation, resource_type: ResourceType,
-                  name: str) -> bool:
-        who = str(principal)
+                  name: str, request: str = "", log_if_allowed: bool = True, log_if_denied: bool = True) -> bool:
+        """Kafka's decision, audited as Kafka's AclAuthorizer logs it on kafka.authorizer.logger: a denied access the
+        request asked for at INFO, a granted one at DEBUG; checks that only probe or filter (log_if_*=False, as
+        Kafka's logIfAllowed/logIfDenied) are not logged."""
+        allowed = self._decide(str(principal), host, operation, resource_type, name)
+        if (log_if_denied if not allowed else log_if_allowed) and log.isEnabledFor(
+                logging.DEBUG if allowed else logging.INFO):
+            log.log(logging.DEBUG if allowed else logging.INFO,
+                    "Principal = %s is %s Operation = %s from host = %s on resource = %s:LITERAL:%s for request = "
+                    "%s with resourceRefCount = 1", principal, "Allowed" if allowed else "Denied", operation.title,
+                    host, resource_type.title, name, request)
+        return allowed
+
+    def _decide(self, who: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         if who in self._super_users:
             return True
         entries = self._matching_entries(resource_type, name)
@@ -190,33 +202,28 @@ class AclAuthorizer:
         for e in entries:
             if e.permission_type == AclPermissionType.DENY and e.principal in principals and e.host in hosts \
                     and e.operation in (operation, AclOperation.ALL):
-                log.debug("Principal = %s is Denied Operation = %s from host = %s on resource = %s:%s",
-                          who, operation.title, host, resource_type.title, name)
                 return False
         allowed_ops = _IMPLIED_BY.get(operation, (operation, AclOperation.ALL))
-        for e in entries:
-            if e.permission_type == AclPermissionType.ALLOW and e.principal in principals and e.host in hosts \
-                    and e.operation in allowed_ops:
-                return True
-        log.debug("Principal = %s is Denied Operation = %s from host = %s on resource = %s:%s (no ALLOW)",
-                  who, operation.title, host, resource_type.title, name)
-        return False
+        return any(e.permission_type == AclPermissionType.ALLOW and e.principal in principals and e.host in hosts
+                   and e.operation in allowed_ops for e in entries)
 
     def authorized_operations(self, principal: KafkaPrincipal, host: str, resource_type: ResourceType, name: str
                               ) -> int:
         """Kafka's AuthHelper.authorizedOperations: the bit set of the resource type's supported operations this
         principal may perform on the literal resource (not logged, as Kafka passes logIfAllowed/Denied=false)."""
+        who = str(principal)
         return operations_bits(op for op in SUPPORTED_OPERATIONS.get(resource_type, ())
-                               if self.authorize(principal, host, op, resource_type, name))
+                               if self._decide(who, host, op, resource_type, name))
 
     def authorize_any(self, principal: KafkaPrincipal, host: str, operation: AclOperation,
                       resource_type: ResourceType) -> bool:
         """Kafka's authorizeByResourceType: could the principal perform operation on some resource of the type
         (used by InitProducerId's idempotent fallback and by auto topic creation checks)?"""
-        if str(principal) in self._super_users:
+        who = str(principal)
+        if who in self._super_users:
             return True
         names = {n for (rt, _pt, n) in self._snapshot[0] if rt == resource_type}
-        return any(self.authorize(principal, host, operation, resource_type, n) for n in names)
+        return any(self._decide(who, host, operation, resource_type, n) for n in names)
 
     # -- ACL administration -----------------------------------------------------------------------------------
 

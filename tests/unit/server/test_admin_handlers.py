@@ -51,7 +51,7 @@ class FakeCtx:
     def respond(self, body: Any) -> None:
         self.responses.append(body)
 
-    def authorize(self, *_: Any) -> bool:
+    def authorize(self, *_: Any, **__: Any) -> bool:
         return True  # no authorizer configured
 
     def require(self, *_: Any) -> None:
