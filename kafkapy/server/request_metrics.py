@@ -22,7 +22,8 @@ from __future__ import annotations
 import operator
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
+from itertools import groupby
 from typing import Any
 
 from kafkapy.common.errors import ERRORS_BY_CODE
@@ -35,6 +36,7 @@ from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
 MAX_PENDING = 100_000
+_GROUP_KEY = operator.itemgetter(0, 1, 2)
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
 
 
@@ -130,43 +132,44 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
     return counts
 
 
-def batch_error_counts(bodies: Iterable[Any]) -> dict[int, int]:
-    """error_counts summed over many responses of one type: the codes of the usual shapes (top-level errors,
-    one level of items, topics -> partitions) are gathered by comprehensions and counted in C."""
+def batch_error_counts(bodies: Sequence[Any]) -> dict[int, int]:
+    """error_counts summed over many responses of one API (None: no response, counted as NONE): the codes of
+    the usual shapes (top-level errors, one level of items, topics -> partitions) are gathered by
+    comprehensions and counted in C; other shapes are walked one by one."""
+    none = bodies.count(None)
+    group = [b for b in bodies if b is not None] if none else list(bodies)
+    counts: dict[int, int] = {0: none} if none else {}
+    if not group:
+        return counts
+    cls = type(group[0])
+    if any(type(b) is not cls for b in group):  # not expected (one API, one response class): walk each
+        for b in group:
+            error_counts(b, None, counts)
+        return counts
+    plan = _plan(cls, cls)
     codes: list[int] = []
-    rest: list[Any] = []
-    by_type: dict[Any, list[Any]] = {}
-    none = 0
-    for body in bodies:
-        if body is None:
-            none += 1
+    rest: list[str] = []
+    for name in plan.errors:
+        codes += [getattr(b, name) for b in group]
+    for name, elem_cls in plan.arrays:
+        elem = _plan(elem_cls, cls)
+        if not elem.arrays and elem.errors:
+            codes += [item.error_code for b in group for item in getattr(b, name) or ()]
+        elif elem.leaf is not None:
+            inner = elem.arrays[0][0]
+            if elem.errors:
+                codes += [item.error_code for b in group for item in getattr(b, name) or ()]
+            codes += [part.error_code for b in group for item in getattr(b, name) or ()
+                      for part in getattr(item, inner) or ()]
         else:
-            by_type.setdefault(type(body), []).append(body)
-    for cls, group in by_type.items():
-        plan = _plan(cls, cls)
-        for name in plan.errors:
-            codes.extend(getattr(b, name) for b in group)
-        for name, elem_cls in plan.arrays:
-            elem = _plan(elem_cls, cls)
-            if not elem.arrays and elem.errors:
-                codes.extend(item.error_code for b in group for item in getattr(b, name) or ())
-            elif elem.leaf is not None:
-                inner = elem.arrays[0][0]
-                if elem.errors:
-                    codes.extend(item.error_code for b in group for item in getattr(b, name) or ())
-                codes.extend(part.error_code for b in group for item in getattr(b, name) or ()
-                             for part in getattr(item, inner) or ())
-            else:
-                rest.append((name, group))
-    counts = dict(Counter(codes))
-    if None in counts:  # a nullable error field left unset
-        counts[0] = counts.get(0, 0) + counts.pop(None)  # type: ignore[call-overload]
-    if none:
-        counts[0] = counts.get(0, 0) + none
-    for name, group in rest:
+            rest.append(name)
+    for code, c in Counter(codes).items():
+        key = code or 0  # a nullable error field left unset counts as NONE
+        counts[key] = counts.get(key, 0) + c
+    for name in rest:
         for b in group:
             for item in getattr(b, name) or ():
-                error_counts(item, type(b), counts)
+                error_counts(item, cls, counts)
     return counts
 
 
@@ -264,13 +267,11 @@ class RequestMetrics:
             return
         with self._fold_lock:
             popleft = pending.popleft
-            groups: dict[tuple[int, int, bool], list[tuple[Any, ...]]] = {}
-            for _ in range(n):
-                item = popleft()
-                groups.setdefault((item[0], item[1], item[2]), []).append(item)
+            items = [popleft() for _ in range(n)]
             now = self._clock()
-            for (api_key, version, follower), items in groups.items():
-                self._fold_group(api_key, version, follower, items, now)
+            items.sort(key=_GROUP_KEY)  # C-level sort and grouping by (api key, version, follower)
+            for (api_key, version, follower), group in groupby(items, _GROUP_KEY):
+                self._fold_group(api_key, version, follower, list(group), now)
 
     def _fold_group(self, api_key: int, version: int, follower: bool, items: list[tuple[Any, ...]],
                     now: int) -> None:
