@@ -175,6 +175,14 @@ def test_top_once_shows_rates_and_partition_health(broker: Any, produced: int, c
     assert float(row[5].replace(",", "")) > 0 and float(row[6].replace(",", "")) > 0  # msgs and bytes in/s
     assert any(line.startswith("Produce\t") for line in lines)
     assert any(line.startswith("REQUEST-HANDLER-IDLE\t") and "%" in line for line in lines)
+    # Without --metrics-url: messages in/s from log end offsets, no bytes, latency or idle figures.
+    r = cli("top", "--bootstrap-server", f"127.0.0.1:{broker.bound_port()}", "--once", "--interval", "0.3",
+            "--output", "json")
+    assert r.rc == 0, r.err
+    doc = json.loads(r.text)
+    row = next(t for t in doc["topics"] if t["topic"] == TOPIC)
+    assert row["partitions"] == 1 and row["msgs_in"] is not None and row["bytes_in"] is None
+    assert doc["requests"] == [] and doc["handler_idle_pct"] is None
 
 
 def test_e2e_latency_runs_against_the_broker(broker: Any, cli: Any) -> None:
