@@ -96,6 +96,13 @@ class Histogram:
     def _add_stats(self, values: Sequence[float], scale: float = 1.0) -> None:
         """Count, min, max, sum and sum of squares of a batch (values x scale), in C loops (the caller holds
         the lock)."""
+        if not any(values):  # an all-zero column (ResponseQueueTimeMs, unthrottled ThrottleTimeMs): one C pass
+            if self._count == 0:
+                self._min = self._max = 0.0
+            else:
+                self._min, self._max = min(self._min, 0.0), max(self._max, 0.0)
+            self._count += len(values)
+            return
         lo, hi = min(values) * scale, max(values) * scale
         if self._count == 0:
             self._min, self._max = lo, hi
