@@ -183,9 +183,9 @@ class AclAuthorizer:
         request asked for at INFO, a granted one at DEBUG; checks that only probe or filter (log_if_*=False, as
         Kafka's logIfAllowed/logIfDenied) are not logged."""
         allowed = self._decide(str(principal), host, operation, resource_type, name)
-        if (log_if_denied if not allowed else log_if_allowed) and log.isEnabledFor(
-                logging.DEBUG if allowed else logging.INFO):
-            log.log(logging.DEBUG if allowed else logging.INFO,
+        level = logging.DEBUG if allowed else logging.INFO
+        if (log_if_allowed if allowed else log_if_denied) and log.isEnabledFor(level):
+            log.log(level,
                     "Principal = %s is %s Operation = %s from host = %s on resource = %s:LITERAL:%s for request = "
                     "%s with resourceRefCount = 1", principal, "Allowed" if allowed else "Denied", operation.title,
                     host, resource_type.title, name, request)
@@ -204,8 +204,11 @@ class AclAuthorizer:
                     and e.operation in (operation, AclOperation.ALL):
                 return False
         allowed_ops = _IMPLIED_BY.get(operation, (operation, AclOperation.ALL))
-        return any(e.permission_type == AclPermissionType.ALLOW and e.principal in principals and e.host in hosts
-                   and e.operation in allowed_ops for e in entries)
+        for e in entries:
+            if e.permission_type == AclPermissionType.ALLOW and e.principal in principals and e.host in hosts \
+                    and e.operation in allowed_ops:
+                return True
+        return False
 
     def authorized_operations(self, principal: KafkaPrincipal, host: str, resource_type: ResourceType, name: str
                               ) -> int:
