@@ -37,6 +37,7 @@ from kafkapy.client.admin_groups import (
     ConsumerGroupDescription,
     ConsumerGroupListing,
     DeleteGroupOffsetsResult,
+    MemberDescription,
 )
 from kafkapy.client.admin_quotas import (
     ClientQuotaAlteration,
@@ -573,6 +574,11 @@ class AdminClient:
     def delete_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
                                       timeout_ms: float | None = None) -> DeleteGroupOffsetsResult:
         return groups.delete_consumer_group_offsets(self._calls, group_id, partitions, timeout_ms)
+
+    def remove_members_from_consumer_group(self, group_id: str, members: Iterable[MemberDescription],
+                                           timeout_ms: float | None = None) -> dict[str, KafkaError | None]:
+        """Remove `members` (from describe_consumer_groups) from the group: LeaveGroup v3+ as an admin."""
+        return groups.remove_members_from_consumer_group(self._calls, group_id, members, timeout_ms)
 
     def delete_consumer_groups(self, group_ids: Iterable[str], timeout_ms: float | None = None
                                ) -> dict[str, KafkaError | None]:

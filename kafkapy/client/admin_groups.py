@@ -309,3 +309,28 @@ def delete_consumer_groups(calls: AdminCalls, group_ids: Iterable[str], timeout_
         except KafkaError as e:
             out[group_id] = e
     return out
+
+
+LEAVE_GROUP = 13
+
+
+def remove_members_from_consumer_group(calls: AdminCalls, group_id: str, members: Iterable[MemberDescription],
+                                       timeout_ms: float | None = None) -> dict[str, KafkaError | None]:
+    """LeaveGroup v3+ for `members` on behalf of an admin (Kafka's removeMembersFromConsumerGroup): the
+    per-member errors by member id; a group-level error is raised."""
+    identities = [(m.member_id, m.group_instance_id) for m in members]
+
+    def build(version: int) -> Any:
+        R = M.LeaveGroupRequest
+        return R(group_id=group_id, members=[
+            R.MemberIdentity(member_id=mid, group_instance_id=gid, reason="member was removed by an admin")
+            for mid, gid in identities])
+
+    def handle(resp: Any) -> dict[str, KafkaError | None]:
+        if resp.error_code in _COORDINATOR_MOVED or resp.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+            raise error_from_code(resp.error_code)
+        _check_group_error(resp.error_code)
+        return {m.member_id: error_or_none(m.error_code) for m in resp.members}
+
+    return calls.call(_coordinator_node(calls, group_id), build, LEAVE_GROUP, timeout_ms, handle,
+                      "removeMembersFromConsumerGroup", min_version=3)
