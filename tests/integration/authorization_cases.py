@@ -768,6 +768,13 @@ CASES: tuple[Case, ...] = (
     Case(ApiKey.INCREMENTAL_ALTER_CONFIGS, (0, 1), 1, _incremental_alter, responses_codes, (
         ((), (E.TOPIC_AUTHORIZATION_FAILED,)),
         (((T, TOPIC, A.ALTER_CONFIGS),), (0,)))),
+    # Moving a replica between log dirs (JBOD) needs ALTER on the cluster; granted, an unknown dir is refused.
+    Case(ApiKey.ALTER_REPLICA_LOG_DIRS, (0, 2), 2, lambda env: M.AlterReplicaLogDirsRequest(dirs=[
+        M.AlterReplicaLogDirsRequest.AlterReplicaLogDir(path="/nonexistent/matrix", topics=[
+            M.AlterReplicaLogDirsRequest.AlterReplicaLogDirTopic(name=TOPIC, partitions=[0])])]),
+         lambda r: tuple(p.error_code for t in r.results for p in t.partitions), (
+             ((), (E.CLUSTER_AUTHORIZATION_FAILED,)),
+             (((C, CLUSTER_NAME, A.ALTER),), (E.LOG_DIR_NOT_FOUND,)))),
     Case(ApiKey.DESCRIBE_LOG_DIRS, (0, 2), 2, _describe_log_dirs, describe_log_dirs, (  # no error field yet
         ((), (0, False)),
         (((C, CLUSTER_NAME, A.DESCRIBE),), (0, True)))),
