@@ -156,12 +156,14 @@ def bench_log_segments(spark, a) -> None:
               f"in {time.monotonic() - t:.1f} s")
         kafkapy.spark.register(spark)
         df = spark.read.format("kafkapy-log-segments").load(log_dir)
-        t = time.monotonic()
+        t, c = time.monotonic(), tree_cpu_seconds(spark.sparkContext._gateway.proc.pid)
         counts = df.groupBy("topic").count().collect()
         took = time.monotonic() - t
+        cpu = tree_cpu_seconds(spark.sparkContext._gateway.proc.pid) - c
         assert sum(r["count"] for r in counts) == records, counts
         print(f"log segments: full scan into a per-topic count, local[2]: {records / took:,.0f} rows/s, "
-              f"{on_disk / took / 1e6:,.0f} MB/s ({took:.1f} s)")
+              f"{on_disk / took / 1e6:,.0f} MB/s ({took:.1f} s); Spark CPU {cpu:.0f} s = "
+              f"{records / (cpu / 2):,.0f} rows/s on 2 otherwise idle cores")
         from pyspark.sql import functions as F
 
         lo, hi = records // 8 // 2, records // 8 // 2 + 1_000_000
@@ -179,7 +181,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, default=1_000_000)
     p.add_argument("--value-bytes", type=int, default=100)
-    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--click-events", type=int, default=100_000)
     p.add_argument("--log-gb", type=float, default=5.0, help="size of the generated log dir (0: skip)")
     p.add_argument("--skip", default="", help="comma-separated parts to leave out: read,write,segments,submit")
@@ -198,7 +200,8 @@ def main(argv: list[str]) -> int:
         produce_records(bootstrap, "bench-spark-in", a.records, a.value_bytes)
         took = time.monotonic() - t
         print(f"produce (reference) {a.records} x {a.value_bytes} B records with confluent-kafka: "
-              f"{a.records / took:,.0f} rows/s ({took:.1f} s, linger.ms=20)")
+              f"{a.records / took:,.0f} rows/s ({took:.1f} s, linger.ms=20); load average {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} cores")
 
         from pyspark.sql import SparkSession
 
@@ -212,14 +215,15 @@ def main(argv: list[str]) -> int:
                   .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
             reads, read_cpu = [], []
             for _ in range(a.rounds):
-                t, c = time.monotonic(), tree_cpu_seconds(jvm)
+                t, c = time.monotonic(), tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid)
                 counts = df.groupBy("partition").count().collect()
                 reads.append(time.monotonic() - t)
-                read_cpu.append(tree_cpu_seconds(jvm) - c)
+                read_cpu.append(tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid) - c)
                 assert sum(r["count"] for r in counts) == a.records, counts
             print(f"read  {label} ({reader}) {a.records} rows into a grouped count, local[2]: best "
                   f"{a.records / min(reads):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)}); "
-                  f"Spark CPU (JVM + Python workers) {min(read_cpu):.1f} s")
+                  f"CPU (Spark JVM + Python workers + broker) {min(read_cpu):.1f} s = "
+                  f"{a.records / (min(read_cpu) / 2):,.0f} rows/s on 2 otherwise idle cores")
 
         out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
                                                 f"repeat('x', {a.value_bytes}) AS value")
@@ -229,16 +233,17 @@ def main(argv: list[str]) -> int:
             for i in range(a.rounds):
                 topic = f"bench-spark-out-{writer}-{codec}-{i}"
                 create_topic(bootstrap, topic)
-                t, c = time.monotonic(), tree_cpu_seconds(jvm)
+                t, c = time.monotonic(), tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid)
                 (out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
                  .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1")
                  .option("kafka.compression.type", codec).option("kafkapy.writer", writer).save())
                 writes.append(time.monotonic() - t)
-                write_cpu.append(tree_cpu_seconds(jvm) - c)
+                write_cpu.append(tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid) - c)
                 assert end_offsets_sum(bootstrap, topic) == a.records
             print(f"write {label} ({writer}, {codec}) {a.records} rows to a topic, local[2]: best "
                   f"{a.records / min(writes):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)}); "
-                  f"Spark CPU {min(write_cpu):.1f} s")
+                  f"CPU (Spark + broker) {min(write_cpu):.1f} s = {a.records / (min(write_cpu) / 2):,.0f} rows/s "
+                  "on 2 otherwise idle cores")
         if a.log_gb > 0 and "segments" not in skip:
             bench_log_segments(spark, a)
         spark.stop()

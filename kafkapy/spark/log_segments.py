@@ -83,13 +83,10 @@ class _Columns:
                                int(getattr(batch, "producer_id", -1))))
 
     def per_record(self, i: int, type_: Any) -> Any:
-        """Column `i` of the batch facts, one value per record (run-end decoded in Arrow)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        """Column `i` of the batch facts, one value per record."""
+        from kafkapy.spark.record_columns import repeat_per_batch
 
-        values = pa.array([f[i] for f in self.facts], type_)
-        ends = pc.cumulative_sum(pa.array(self.counts, pa.int32()))
-        return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends, values))
+        return repeat_per_batch(self.counts, [f[i] for f in self.facts], type_)
 
 
 def _filtered(rb: Any, pred: SegmentPredicate) -> Any:
@@ -121,19 +118,31 @@ def _decode(data: Any, part: SegmentRange, pred: SegmentPredicate, kafka_schema:
     v2, legacy = _Columns(part, kafka_schema), _Columns(part, kafka_schema)
     for batch in MemoryRecords(data).batches():
         (v2 if batch.magic >= 2 else legacy).add(batch)
-    for cols in (v2, legacy):
-        for rb in cols.records.build(_MIN_OFFSET, None):
-            n = rb.num_rows
-            value_size = pc.fill_null(pc.binary_length(rb.column("value")), pa.scalar(-1, pa.int32()))
-            out = pa.RecordBatch.from_arrays([
-                rb.column("topic"), rb.column("partition"), pa.repeat(pa.scalar(segment), n),
-                cols.per_record(0, pa.int64()), cols.per_record(1, pa.int32()), cols.per_record(2, pa.string()),
-                cols.per_record(3, pa.int32()), cols.per_record(4, pa.bool_()), rb.column("offset"),
-                rb.column("timestamp"), rb.column("key"), value_size.cast(pa.int32()), cols.per_record(5, pa.int64()),
-            ], schema=out_schema)
-            out = _filtered(out, pred)
-            if out.num_rows:
-                yield out
+    facts = [(0, pa.int64()), (1, pa.int32()), (2, pa.string()), (3, pa.int32()), (4, pa.bool_())]
+    if len(v2.records):
+        # Magic 2: fields straight from the walked positions; the values themselves are never gathered.
+        f = v2.records.walked_fields(with_value=False)
+        n = len(f["offset"])
+        ts = pc.multiply(f["timestamp"], pa.scalar(1000, pa.int64())).cast(pa.timestamp("us", tz="UTC"))
+        out = pa.RecordBatch.from_arrays([
+            pa.repeat(pa.scalar(part.topic), n), pa.repeat(pa.scalar(part.partition, pa.int32()), n),
+            pa.repeat(pa.scalar(segment), n), *(v2.per_record(i, t) for i, t in facts), f["offset"], ts, f["key"],
+            f["value_length"].cast(pa.int32()), v2.per_record(5, pa.int64()),
+        ], schema=out_schema)
+        out = _filtered(out, pred)
+        if out.num_rows:
+            yield out
+    for rb in legacy.records.build(_MIN_OFFSET, None):
+        n = rb.num_rows
+        value_size = pc.fill_null(pc.binary_length(rb.column("value")), pa.scalar(-1, pa.int32()))
+        out = pa.RecordBatch.from_arrays([
+            rb.column("topic"), rb.column("partition"), pa.repeat(pa.scalar(segment), n),
+            *(legacy.per_record(i, t) for i, t in facts), rb.column("offset"),
+            rb.column("timestamp"), rb.column("key"), value_size.cast(pa.int32()), legacy.per_record(5, pa.int64()),
+        ], schema=out_schema)
+        out = _filtered(out, pred)
+        if out.num_rows:
+            yield out
 
 
 def read_segment(part: SegmentRange, pred: SegmentPredicate, kafka_schema: Any, out_schema: Any) -> Iterator[Any]:

@@ -44,7 +44,7 @@ from kafkapy.record.record_walker import (
 )
 from kafkapy.record.varint import VarintError, decode_unsigned_varint
 
-__all__ = ["RecordColumns", "scan_record_starts"]
+__all__ = ["RecordColumns", "scan_record_starts", "repeat_per_batch"]
 
 _I64 = pa.int64()
 _U8 = pa.uint8()
@@ -141,6 +141,12 @@ def _gather(perm: tuple[pa.Array, pa.Array], arena: pa.Buffer, starts: pa.Array,
     return pc.take(segments, idx)
 
 
+def repeat_per_batch(counts: list[int], values: list, type_: pa.DataType) -> pa.Array:
+    """values[i] repeated counts[i] times, as one Arrow column (run-end decoded: no per-record objects)."""
+    ends = pc.cumulative_sum(pa.array(counts, pa.int32()))
+    return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends, pa.array(values, type_)))
+
+
 class RecordColumns:
     """Records of one topic-partition, accumulated batch by batch, built into one Arrow RecordBatch."""
 
@@ -148,7 +154,10 @@ class RecordColumns:
                  walker: bool = True) -> None:
         self.topic = topic
         self.walker = walker
-        self._walked = array("q")  # RecordWalk columns: COLUMNS int64 per record
+        self._walks: list[array[int]] = []  # per batch: its RecordWalk columns (COLUMNS int64 per record)
+        self._walked = 0
+        # per batch (walker path): record count, base offset, base timestamp, LogAppendTime, max timestamp
+        self._facts: list[tuple[int, int, int, bool, int]] = []
         self.partition = partition
         self.include_headers = include_headers
         self.schema = arrow_schema
@@ -167,7 +176,7 @@ class RecordColumns:
         return self._v2_count() + len(self._legacy)
 
     def _v2_count(self) -> int:
-        return len(self._walked) // COLUMNS if self.walker else len(self._starts)
+        return self._walked if self.walker else len(self._starts)
 
     def add_batch(self, batch: Any) -> None:
         """Add every record of a data batch (control batches must be filtered by the caller)."""
@@ -192,9 +201,14 @@ class RecordColumns:
         arena += body
         self.bytes += batch.size_in_bytes
         if self.walker:
-            RecordWalk(count, columns=self._walked).walk_all(arena, base)
-        else:
-            scan_record_starts(arena, base, len(arena), count, self._starts, self._ends)
+            walked: array[int] = array("q")
+            RecordWalk(count, columns=walked).walk_all(arena, base)
+            self._walks.append(walked)
+            self._walked += count
+            self._facts.append((count, h.base_offset, h.base_timestamp, bool(h.attributes & TIMESTAMP_TYPE_MASK),
+                                h.max_timestamp))
+            return
+        scan_record_starts(arena, base, len(arena), count, self._starts, self._ends)
         self._base_offsets += [h.base_offset] * count
         self._base_ts += [h.base_timestamp] * count
         log_append = bool(h.attributes & TIMESTAMP_TYPE_MASK)
@@ -255,11 +269,19 @@ class RecordColumns:
             columns["headers"] = headers if headers is not None else pa.array([[]] * n, self._headers_type())
         return self._assemble(columns, n, start_offset, end_offset)
 
-    def _build_walked(self, n: int, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
-        """The record columns from the shared RecordWalk's positions (record/record_walker.py): one
-        Arrow kernel per field, the keys and values gathered straight from the arena."""
+    def per_record(self, values: list, type_: pa.DataType) -> pa.Array:
+        """A per-batch fact (one value per walked batch, in add order) repeated for each of its records."""
+        return repeat_per_batch([f[0] for f in self._facts], values, type_)
+
+    def walked_fields(self, with_value: bool = True) -> dict[str, pa.Array]:
+        """The walked (magic 2) records as Arrow columns, from the shared RecordWalk's positions
+        (record/record_walker.py): one kernel per field, keys and values gathered straight from the
+        arena. Columns: key, value (with_value), value_length (-1 null), offset, timestamp (ms),
+        timestampType, headers_count, headers_pos."""
+        n = self._walked
         arena = pa.py_buffer(self._arena)
-        flat = pa.Array.from_buffers(_I64, n * COLUMNS, [None, pa.py_buffer(self._walked)])
+        packed = self._walks[0] if len(self._walks) == 1 else b"".join(self._walks)
+        flat = pa.Array.from_buffers(_I64, n * COLUMNS, [None, pa.py_buffer(packed)])
         fields = pa.FixedSizeListArray.from_arrays(flat, COLUMNS)
 
         def col(k: int) -> pa.Array:
@@ -267,17 +289,30 @@ class RecordColumns:
 
         klen, vlen = col(KEY_LEN), col(VALUE_LEN)
         perm = self._permutation(n)
-        key = _gather(perm, arena, col(KEY_POS), pc.max_element_wise(klen, _ZERO), pc.less(klen, _ZERO))
-        value = _gather(perm, arena, col(VALUE_POS), pc.max_element_wise(vlen, _ZERO), pc.less(vlen, _ZERO))
-        offset = pc.add(pa.array(self._base_offsets, _I64), col(OFFSET_DELTA))
-        ts_ms = pc.if_else(pa.array(self._append_ts, pa.bool_()), pa.array(self._max_ts, _I64),
-                           pc.add(pa.array(self._base_ts, _I64), col(TIMESTAMP_DELTA)))
-        columns = {"key": key, "value": value, "offset": offset, "timestamp": ts_ms,
-                   "timestampType": pa.array(self._ts_types, pa.int32())}
+        out = {"key": _gather(perm, arena, col(KEY_POS), pc.max_element_wise(klen, _ZERO), pc.less(klen, _ZERO))}
+        if with_value:
+            out["value"] = _gather(perm, arena, col(VALUE_POS), pc.max_element_wise(vlen, _ZERO),
+                                   pc.less(vlen, _ZERO))
+        facts = self._facts
+        out["value_length"] = vlen
+        out["offset"] = pc.add(self.per_record([f[1] for f in facts], _I64), col(OFFSET_DELTA))
+        base_ts = pc.add(self.per_record([f[2] for f in facts], _I64), col(TIMESTAMP_DELTA))
+        if any(f[3] for f in facts):
+            out["timestamp"] = pc.if_else(self.per_record([f[3] for f in facts], pa.bool_()),
+                                          self.per_record([f[4] for f in facts], _I64), base_ts)
+        else:
+            out["timestamp"] = base_ts
+        out["timestampType"] = self.per_record([1 if f[3] else 0 for f in facts], pa.int32())
+        out["headers_count"] = col(HEADERS_COUNT)
+        out["headers_pos"] = col(HEADERS_POS)
+        return out
+
+    def _build_walked(self, n: int, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
+        f = self.walked_fields()
+        columns = {k: f[k] for k in ("key", "value", "offset", "timestamp", "timestampType")}
         if self.include_headers:
-            hcount = col(HEADERS_COUNT)
-            if pc.any(pc.not_equal(hcount, _ZERO)).as_py():
-                columns["headers"] = self._walked_headers(hcount, col(HEADERS_POS))
+            if pc.any(pc.not_equal(f["headers_count"], _ZERO)).as_py():
+                columns["headers"] = self._walked_headers(f["headers_count"], f["headers_pos"])
             else:
                 columns["headers"] = pa.array([[]] * n, self._headers_type())
         return self._assemble(columns, n, start_offset, end_offset)
