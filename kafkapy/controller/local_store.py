@@ -7,7 +7,9 @@ log dir, and the LogManager, which only loads such dirs, ignores it):
   ...}}                                  (one node per line)
 Node paths and payloads are ZooKeeper's (zk_data.py). Ephemeral nodes (broker registrations, /controller)
 live in memory only, as a ZooKeeper session's would, so they are gone after a restart.
-Every mutation rewrites the file atomically (write `.tmp`, fsync, rename, fsync the dir) before returning.
+Every mutation rewrites the file atomically (write `.tmp`, fsync, rename, fsync the dir) before returning;
+the sorted list of persistent paths is kept across mutations and each node's line is built once, so a
+mutation costs the file write, not re-sorting and re-encoding every node.
 The file holds SCRAM credentials and ACLs: it is written 0600 and an existing looser file is tightened on
 start (common/private_file.py).
 Thread-safety: one lock around the node map and the file; watch callbacks run after the lock is released.
@@ -15,6 +17,7 @@ Thread-safety: one lock around the node map and the file; watch callbacks run af
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 import os
@@ -62,6 +65,8 @@ class LocalMetadataStore(PathMetadataStore):
         self.path = os.path.join(log_dir, file_name)
         self._lock = threading.RLock()
         self._nodes: dict[str, _Node] = {}
+        # The persistent (non-ephemeral) paths in file order, updated by each commit's ops (None: rebuild).
+        self._sorted_paths: list[str] | None = None
         self._zxid = 0
         self._watches: dict[str, list[Callable[[], None]]] = {}
         tighten_private_file(self.path)
@@ -81,10 +86,19 @@ class LocalMetadataStore(PathMetadataStore):
         for path, node in content["nodes"].items():
             self._nodes[path] = _Node(node["data"], int(node["version"]), int(node["czxid"]), False)
 
-    def _persist(self) -> None:
-        lines = [n.line(path) for path, n in sorted(self._nodes.items()) if not n.ephemeral]
+    def _persist(self, ops: list[Op] | None = None) -> None:
+        nodes = self._nodes
+        paths = self._sorted_paths
+        if paths is None or ops is None:
+            paths = sorted(path for path, n in nodes.items() if not n.ephemeral)
+        else:
+            for op in ops:
+                _update_sorted_paths(paths, nodes, op)
+        self._sorted_paths = None  # until this write succeeds
+        lines = [nodes[path].line(path) for path in paths]
         body = f'{{"format":{_FORMAT},"zxid":{self._zxid},"nodes":{{\n' + ",\n".join(lines) + "\n}}\n"
         write_private_file(self.path, body.encode("utf-8"))
+        self._sorted_paths = paths
 
     # -- primitives ------------------------------------------------------------------------------------------
 
@@ -165,7 +179,7 @@ class LocalMetadataStore(PathMetadataStore):
         # Persist even ephemeral-only changes: the zxid (broker epochs) must keep growing across restarts.
         if any(not isinstance(op, Check) for op in ops):
             try:
-                self._persist()
+                self._persist(ops)
             except OSError:
                 self._nodes = old
                 raise
@@ -189,3 +203,23 @@ class LocalMetadataStore(PathMetadataStore):
         with self._lock:
             self._nodes = {p: n for p, n in self._nodes.items() if not n.ephemeral}
             self._watches.clear()
+
+
+def _update_sorted_paths(paths: list[str], nodes: dict[str, _Node], op: Op) -> None:
+    """Apply one committed op to the sorted persistent paths (nodes: the store after the commit)."""
+    if isinstance(op, Check):
+        return
+    path = op.path
+    if isinstance(op, Delete):
+        if op.recursive:  # descendants sort between "path/" and "path0" ('0' follows '/')
+            del paths[bisect.bisect_left(paths, path + "/"):bisect.bisect_left(paths, path + "0")]
+        i = bisect.bisect_left(paths, path)
+        if i < len(paths) and paths[i] == path:
+            del paths[i]
+        return
+    node = nodes.get(path)
+    if node is None or node.ephemeral:
+        return
+    i = bisect.bisect_left(paths, path)
+    if i == len(paths) or paths[i] != path:
+        paths.insert(i, path)

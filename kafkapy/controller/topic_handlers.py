@@ -91,11 +91,16 @@ class TopicHandlers:
             # the broker allocate) an unbounded number of partitions; the whole request is refused.
             err = PolicyViolationError("Excessively large number of partitions per request.")
             return {t.name: CreateTopicResult(t.name, err) for t in event.topics}
+        # Kafka's onNewPartitionCreation runs once for all the new topics' partitions: their states are
+        # written to the store in one operation, not one per topic.
+        new_partitions: list[TopicPartition] = []
         for topic in event.topics:
             try:
-                results[topic.name] = self._create_topic(topic, event.validate_only, batch)
+                results[topic.name] = self._create_topic(topic, event.validate_only, batch, new_partitions)
             except KafkaError as e:
                 results[topic.name] = CreateTopicResult(topic.name, e)
+        if new_partitions:
+            self._on_new_partitions(new_partitions, batch)
         if self._active:
             self._send(batch)
         return results
@@ -112,7 +117,9 @@ class TopicHandlers:
                 total += t.num_partitions
         return total
 
-    def _create_topic(self, t: CreatableTopic, validate_only: bool, batch: BrokerRequestBatch) -> CreateTopicResult:
+    def _create_topic(self, t: CreatableTopic, validate_only: bool, batch: BrokerRequestBatch,
+                      new_partitions: list[TopicPartition] | None = None) -> CreateTopicResult:
+        """Create one topic; its partitions go online now, or are added to `new_partitions` for the caller."""
         ctx = self.ctx
         name = t.name
         if name in ctx.topics_to_be_deleted:
@@ -158,7 +165,10 @@ class TopicHandlers:
         partitions = ctx.partitions_for_topic(name)
         if not self._active:  # a non-controller broker only writes the store (Kafka 2.x's AdminZkClient)
             return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
-        self._on_new_partitions(partitions, batch)
+        if new_partitions is not None:
+            new_partitions.extend(partitions)
+        else:
+            self._on_new_partitions(partitions, batch)
         return CreateTopicResult(name, None, topic_id, len(assignment), rf, assignment, configs)
 
     def _on_new_partitions(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
