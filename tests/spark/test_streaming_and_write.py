@@ -173,3 +173,17 @@ def test_install_maps_kafka_and_gives_spark_save_modes(spark, kafkapy_broker) ->
     # Two tasks write concurrently: the order across them is not fixed, the content is.
     assert sorted((r.k, r.v) for r in got) == [("k1", "a"), ("k1", "a"), ("k2", "b"), ("k2", "b")]
     assert sorted(r.offset for r in got) == [0, 1, 2, 3]
+
+
+def test_a_delivery_error_fails_the_write(spark, kafkapy_broker) -> None:
+    """As Spark's KafkaWriteTask: the producer's first delivery error fails the task and so the write."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap = kafkapy_broker.bootstrap
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("tiny", 1, 1, config={"max.message.bytes": "1000"})])["tiny"].result(30)
+    df = spark.range(50).selectExpr("repeat('x', 200) AS value").coalesce(1)
+    with pytest.raises(Exception) as e:
+        (df.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
+         .option("topic", "tiny").option("kafka.retries", "0").save())
+    assert "MESSAGE_TOO_LARGE" in str(e.value)
