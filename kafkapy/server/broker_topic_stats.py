@@ -19,6 +19,7 @@ Thread-safety: the queues are deques (atomic appends); one fold at a time; each 
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -52,7 +53,10 @@ class BrokerTopicStats:
         self._lock = threading.Lock()
         self._fold_lock = threading.Lock()
         self._topics: dict[str, TopicMeters] = {}
-        self._appends: deque[tuple[str, int, int]] = deque()
+        # Appends as int64 rows (topic id, bytes, messages): nothing outlives on_append for the GC to track.
+        self._appends = array("q")
+        self._topic_ids: dict[str, int] = {}
+        self._topic_names: list[str] = []
         self._fetches: deque[tuple[Mapping[Any, Any], bool]] = deque()
         if registry is None:
             return
@@ -79,23 +83,37 @@ class BrokerTopicStats:
 
     def on_append(self, topic: str, size: int, messages: int) -> None:
         if self.enabled:
-            self._appends.append((topic, size, messages))
-            if len(self._appends) > MAX_PENDING:  # nothing folding: stay bounded
+            topic_id = self._topic_ids.get(topic)
+            if topic_id is None:
+                topic_id = self._topic_id(topic)
+            self._appends.extend((topic_id, size, messages))
+            if len(self._appends) > 3 * MAX_PENDING:  # nothing folding: stay bounded
                 self.fold()
+
+    def _topic_id(self, topic: str) -> int:
+        with self._lock:
+            topic_id = self._topic_ids.get(topic)
+            if topic_id is None:
+                topic_id = self._topic_ids[topic] = len(self._topic_names)
+                self._topic_names.append(topic)
+            return topic_id
 
     def fold(self) -> None:
         with self._fold_lock:
             appends, fetches = self._appends, self._fetches
+            n = len(appends)  # whole rows: each extend is atomic
+            rows = appends[:n]
+            del appends[:n]
+            ids, byte_counts, message_counts = rows[0::3], rows[1::3], rows[2::3]
             per_topic: dict[str, list[int]] = {}
-            for _ in range(len(appends)):
-                topic, size, messages = appends.popleft()
-                acc = per_topic.get(topic)
-                if acc is None:
-                    per_topic[topic] = [1, size, messages]
-                else:
+            if ids and min(ids) == max(ids):  # one topic: C sums
+                per_topic[self._topic_names[ids[0]]] = [len(ids), sum(byte_counts), sum(message_counts)]
+            else:
+                for topic_id, size, count in zip(ids, byte_counts, message_counts, strict=True):
+                    acc = per_topic.setdefault(self._topic_names[topic_id], [0, 0, 0])
                     acc[0] += 1
                     acc[1] += size
-                    acc[2] += messages
+                    acc[2] += count
             for _ in range(len(fetches)):
                 self._fold_fetch(*fetches.popleft())
             a = self.all_topics

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from array import array
+from collections import deque
+from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
@@ -36,6 +37,7 @@ from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
 MAX_PENDING = 100_000
+_ROW = 11  # api key, version, follower, start, dequeue, handler ns, send start, end, bytes, throttle ms, NONE count
 _GROUP_KEY = operator.itemgetter(0, 1, 2)
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
 
@@ -132,47 +134,6 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
     return counts
 
 
-def batch_error_counts(bodies: Sequence[Any]) -> dict[int, int]:
-    """error_counts summed over many responses of one API (None: no response, counted as NONE): the codes of
-    the usual shapes (top-level errors, one level of items, topics -> partitions) are gathered by
-    comprehensions and counted in C; other shapes are walked one by one."""
-    none = bodies.count(None)
-    group = [b for b in bodies if b is not None] if none else list(bodies)
-    counts: dict[int, int] = {0: none} if none else {}
-    if not group:
-        return counts
-    cls = type(group[0])
-    if any(type(b) is not cls for b in group):  # not expected (one API, one response class): walk each
-        for b in group:
-            error_counts(b, None, counts)
-        return counts
-    plan = _plan(cls, cls)
-    codes: list[int] = []
-    rest: list[str] = []
-    for name in plan.errors:
-        codes += [getattr(b, name) for b in group]
-    for name, elem_cls in plan.arrays:
-        elem = _plan(elem_cls, cls)
-        if not elem.arrays and elem.errors:
-            codes += [item.error_code for b in group for item in getattr(b, name) or ()]
-        elif elem.leaf is not None:
-            inner = elem.arrays[0][0]
-            if elem.errors:
-                codes += [item.error_code for b in group for item in getattr(b, name) or ()]
-            codes += [part.error_code for b in group for item in getattr(b, name) or ()
-                      for part in getattr(item, inner) or ()]
-        else:
-            rest.append(name)
-    for code, c in Counter(codes).items():
-        key = code or 0  # a nullable error field left unset counts as NONE
-        counts[key] = counts.get(key, 0) + c
-    for name in rest:
-        for b in group:
-            for item in getattr(b, name) or ():
-                error_counts(item, cls, counts)
-    return counts
-
-
 class _ApiMetrics:
     __slots__ = ("name", "histograms", "requests_by_version", "errors", "group")
 
@@ -219,7 +180,10 @@ class RequestMetrics:
         self._lock = threading.Lock()
         self._quota: dict[tuple[str, str, str], _QuotaSensor] = {}
         self._targets_cache: dict[tuple[int, int, bool], tuple[tuple[_ApiMetrics, Meter], ...]] = {}
-        self._pending: deque[tuple[Any, ...]] = deque()
+        self._buf = array("q")  # _ROW int64 per request (see record)
+        self._errors: deque[tuple[int, dict[int, int]]] = deque()
+        self._quota_pending: deque[tuple[int, str, str, int, int]] = deque()
+        self._quotas_on = False
         self._fold_lock = threading.Lock()
         self._clock = registry.time.nanoseconds
         # Kafka keeps a client's quota sensors only while a quota of that kind is configured (set by BrokerMetrics).
@@ -247,37 +211,67 @@ class RequestMetrics:
         return targets
 
     def record(self, ctx: Any, body: Any, send_start_ns: int, throttle_ms: int) -> None:
-        """One finished request: ctx is its RequestContext, body the response (None: acks=0). Only queued here
-        (a deque append); `fold` does the arithmetic for many requests at once, off the request path."""
+        """One finished request: ctx is its RequestContext, body the response (None: acks=0). Its numbers go
+        into an int64 array (no Python object outlives the call, so the garbage collector sees no growth) and
+        its non-NONE error codes, rare, into a deque; `fold` does the arithmetic for many requests at once."""
         request = ctx.request
         header = ctx.header
-        self._pending.append((header.api_key, header.api_version, ctx.quota_exempt, request.start_ns,
-                              request.dequeue_ns or request.start_ns, ctx.handler_ns, send_start_ns,
-                              self._clock(), len(request.frame), throttle_ms, body, ctx.request.principal.name,
-                              header.client_id or ""))
-        if len(self._pending) > MAX_PENDING:  # no tick thread folding (stopped, or never started): stay bounded
+        api_key = header.api_key
+        none = 1
+        if body is not None:
+            counts = error_counts(body)
+            none = counts.pop(0, 0)
+            if counts:
+                self._errors.append((api_key, counts))
+        size = len(request.frame)
+        self._buf.extend((api_key, header.api_version, ctx.quota_exempt, request.start_ns,
+                          request.dequeue_ns or request.start_ns, ctx.handler_ns, send_start_ns, self._clock(), size,
+                          throttle_ms, none))
+        if self._quotas_on and api_key in _QUOTA_TYPES and not ctx.quota_exempt:
+            self._quota_pending.append((api_key, request.principal.name, header.client_id or "", throttle_ms,
+                                        size if api_key == ApiKey.PRODUCE else 0))
+        if len(self._buf) > MAX_PENDING * _ROW:  # no tick thread folding (stopped, or never started)
             self.fold()
 
     def fold(self) -> None:
         """Move the queued requests into the meters and histograms (the registry runs it every second and before
         every snapshot)."""
-        pending = self._pending
-        n = len(pending)
-        if not n:
-            return
         with self._fold_lock:
-            popleft = pending.popleft
-            items = [popleft() for _ in range(n)]
-            now = self._clock()
-            items.sort(key=_GROUP_KEY)  # C-level sort and grouping by (api key, version, follower)
-            for (api_key, version, follower), group in groupby(items, _GROUP_KEY):
-                self._fold_group(api_key, version, follower, list(group), now)
+            self._quotas_on = self.quota_enabled(ApiKey.PRODUCE) or self.quota_enabled(ApiKey.FETCH)
+            buf = self._buf
+            n = len(buf)  # appends are atomic whole rows: the first n values are complete rows
+            if n:
+                data = buf[:n]
+                del buf[:n]
+                self._fold_rows([data[i::_ROW] for i in range(_ROW)])
+            errors = self._errors
+            for _ in range(len(errors)):
+                api_key, counts = errors.popleft()
+                m = self.api(API_NAMES.get(api_key, str(api_key)))
+                for code, c in counts.items():
+                    m.error(code).mark(c)
+            quotas = self._quota_pending
+            for _ in range(len(quotas)):
+                api_key, user, client, throttle, size = quotas.popleft()
+                self._record_quota(_QUOTA_TYPES[api_key], user, client, 1, throttle, size)
 
-    def _fold_group(self, api_key: int, version: int, follower: bool, items: list[tuple[Any, ...]],
-                    now: int) -> None:
-        (_, _, _, starts, dequeues, handler, sends, ends, sizes, throttles, bodies, users,
-         clients) = zip(*items, strict=True)
-        count = len(items)
+    def _fold_rows(self, cols: list[Any]) -> None:
+        now = self._clock()
+        keys = list(zip(cols[0], cols[1], cols[2], strict=True))
+        distinct = set(keys)
+        if len(distinct) == 1:
+            (key,) = distinct
+            self._fold_group(*key, cols, now)
+            return
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        for key, group in groupby(order, keys.__getitem__):
+            idx = list(group)
+            pick = operator.itemgetter(*idx)
+            self._fold_group(*key, [pick(c) if len(idx) > 1 else (c[idx[0]],) for c in cols], now)
+
+    def _fold_group(self, api_key: int, version: int, follower: int, cols: list[Any], now: int) -> None:
+        (_, _, _, starts, dequeues, handler, sends, ends, sizes, throttles, nones) = cols
+        count = len(starts)
         # Integer ns columns made by C loops (map/operator); scaled to ms inside the histogram sums.
         local_done = list(map(operator.add, dequeues, handler))
         remote = list(map(operator.sub, sends, local_done))
@@ -285,25 +279,13 @@ class RequestMetrics:
             remote = [r if r > 0 else 0 for r in remote]
         columns = (list(map(operator.sub, ends, starts)), list(map(operator.sub, dequeues, starts)), handler, remote,
                    throttles, _zeros(count), list(map(operator.sub, ends, sends)), sizes)
-        targets = self._targets(api_key, version, follower)
+        targets = self._targets(api_key, version, bool(follower))
         for m, requests in targets:
             requests.mark(count)
             m.histograms.update_batch(columns, now, _SCALES)
-        m = targets[0][0]
-        for code, c in batch_error_counts(bodies).items():
-            m.error(code).mark(c)
-        quota_type = _QUOTA_TYPES.get(api_key)
-        if quota_type is not None and not follower and self.quota_enabled(api_key):
-            keys = list(zip(users, clients, strict=True))
-            distinct = set(keys)
-            if len(distinct) == 1:  # the usual fold: one client's requests
-                (user, client), = distinct
-                self._record_quota(quota_type, user, client, count, sum(throttles),
-                                   sum(sizes) if api_key == ApiKey.PRODUCE else 0)
-            else:
-                produce = api_key == ApiKey.PRODUCE
-                for (user, client), throttle, size in zip(keys, throttles, sizes, strict=True):
-                    self._record_quota(quota_type, user, client, 1, throttle, size if produce else 0)
+        none = sum(nones)
+        if none:
+            targets[0][0].error(0).mark(none)
 
     def _record_quota(self, quota_type: str, user: str, client_id: str, requests: int, throttle_ms: int,
                       size: int) -> None:
