@@ -27,6 +27,7 @@ from typing import Any
 
 from kafkapy.client import admin_acls as acls
 from kafkapy.client import admin_delegation_tokens as tokens
+from kafkapy.client import admin_features as features
 from kafkapy.client import admin_groups as groups
 from kafkapy.client import admin_quotas as quotas
 from kafkapy.client import admin_replicas as replicas
@@ -540,6 +541,18 @@ class AdminClient:
         self, partitions: Iterable[TopicPartition] | None = None, timeout_ms: float | None = None,
     ) -> dict[TopicPartition, PartitionReassignment]:
         return replicas.list_partition_reassignments(self._calls, partitions, timeout_ms)
+
+    # ------------------------------------------------------------------------------------------
+    # feature flags (admin_features.py)
+
+    def describe_features(self, timeout_ms: float | None = None) -> features.FeatureMetadata:
+        """Supported and finalized features with the epoch, from a broker's ApiVersions v3+."""
+        return features.describe_features(self._calls, timeout_ms)
+
+    def update_features(self, updates: Mapping[str, features.FeatureUpdate], validate_only: bool = False,
+                        timeout_ms: float | None = None) -> dict[str, KafkaError | None]:
+        """UpdateFeatures to the controller; the error of each feature (None: done)."""
+        return features.update_features(self._calls, updates, validate_only, timeout_ms)
 
     # ------------------------------------------------------------------------------------------
     # consumer groups (admin_groups.py)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
     from kafkapy.server.auth.acl_authorizer import AclAuthorizer
     from kafkapy.server.broker_metrics import BrokerMetrics
+    from kafkapy.server.feature_control import FinalizedFeatureCache
     from kafkapy.server.kafka_config import KafkaConfig
     from kafkapy.server.network.socket_server import SocketServer
     from kafkapy.server.purgatory.delayed_controller_operation import DelayedControllerOperation
@@ -52,6 +53,8 @@ class BrokerServices:
     # the server did not set one (apis/producer_ids.producer_id_manager).
     producer_id_manager: ProducerIdManager | None = None
     socket_server: SocketServer | None = None
+    # Finalized features from the store's /feature node (apis/features.feature_cache makes it on first use).
+    feature_cache: FinalizedFeatureCache | None = None
     # Client quotas (produce / fetch bytes, request time); None until the broker has built them.
     quotas: QuotaManagers | None = None
     # authorizer.class.name's authorizer; None: every request is authorized (Kafka without an authorizer).

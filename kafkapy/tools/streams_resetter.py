@@ -201,7 +201,7 @@ class StreamsResetter:
                      f"{o.application_id})")
             for tp in inters:
                 self.say(f"Topic: {tp.topic}")
-            positions.update(self._log_offsets(inters, "latest"))
+            positions.update(self._known(self._log_offsets(inters, "latest")))
         if not o.dry_run:
             self.admin.alter_consumer_group_offsets(o.application_id, {tp: positions[tp] for tp in partitions},
                                                     timeout_ms=self.timeout_ms)

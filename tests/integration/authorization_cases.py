@@ -825,6 +825,12 @@ CASES: tuple[Case, ...] = (
     Case(ApiKey.ALTER_PARTITION, (0, 1), 1, _alter_partition, top_code, (
         ((), E.CLUSTER_AUTHORIZATION_FAILED),
         (((C, CLUSTER_NAME, A.CLUSTER_ACTION),), E.STALE_BROKER_EPOCH))),
+    # v1 validate_only: the check without a write to the finalized features (v0 upgrades kraft.version)
+    Case(ApiKey.UPDATE_FEATURES, (0, 1), 1, lambda env: M.UpdateFeaturesRequest(
+        timeout_ms=5000, validate_only=env.version >= 1, feature_updates=[M.UpdateFeaturesRequest.FeatureUpdateKey(
+            feature="kraft.version", max_version_level=1, upgrade_type=1)]), top_code, (
+        ((), E.CLUSTER_AUTHORIZATION_FAILED),
+        (((C, CLUSTER_NAME, A.ALTER),), 0))),
     # The cluster's operations never include the token operations (issue 17 item 6).
     Case(ApiKey.DESCRIBE_CLUSTER, (0, 1), 1, _describe_cluster, describe_cluster, (
         ((), (0, 0)),

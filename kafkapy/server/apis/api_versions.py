@@ -29,4 +29,28 @@ def api_versions_response(error_code: int = 0) -> ApiVersionsResponse:
 
 @api(ApiKey.API_VERSIONS, 0, 4)
 def handle_api_versions(ctx, request: ApiVersionsRequest) -> ApiVersionsResponse:
-    return api_versions_response()
+    response = api_versions_response()
+    if ctx.api_version >= 3:
+        add_features(ctx.server, response)
+    return response
+
+
+def add_features(services, response: ApiVersionsResponse) -> None:
+    """ApiVersions v3+: the broker's supported features and the finalized ones with their epoch (KIP-584)."""
+    from kafkapy.server.apis.features import feature_cache
+    from kafkapy.server.feature_control import SUPPORTED_FEATURES
+
+    response.supported_features = [
+        ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=lo, max_version=hi)
+        for name, (lo, hi) in sorted(SUPPORTED_FEATURES.items())]
+    cache = feature_cache(services)
+    if cache is None:
+        return
+    try:
+        finalized, epoch = cache.reported()
+    except Exception:  # the store unreachable: ApiVersions still answers (no finalized features, epoch -1)
+        return
+    response.finalized_features_epoch = epoch
+    response.finalized_features = [
+        ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
+        for name, level in sorted(finalized.items())]

@@ -65,6 +65,7 @@ HANDLER_MODULES = (
     "transactions",
     "acls",
     "delegation_tokens",
+    "features",
 )
 
 

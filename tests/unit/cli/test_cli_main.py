@@ -208,8 +208,8 @@ def test_run_class_maps_kafka_class_names(monkeypatch):
 
 
 def test_run_class_unknown_class():
-    r = invoke("run-class", "kafka.tools.StreamsResetter")
-    assert (r.exit_code, r.stderr) == (1, "kafkapy: run-class: unknown class kafka.tools.StreamsResetter\n")
+    r = invoke("run-class", "kafka.tools.StorageTool")
+    assert (r.exit_code, r.stderr) == (1, "kafkapy: run-class: unknown class kafka.tools.StorageTool\n")
 
 
 DESIGN_TOOLS = [
