@@ -143,6 +143,42 @@ class RecordWalk:
             raise CorruptRecordError(
                 f"Incorrect declared batch size, premature end of records after {self.index} of {self.count}")
 
+    def walk_chunk_columns(self, chunks: Iterable[bytes]) -> Iterator[tuple[bytes, array[int]]]:
+        """Walk a decompressed stream and yield, per chunk, (buffer, columns) for the records that end in it,
+        positions relative to that buffer. An unfinished record is gathered whole before it is walked (what
+        a reader that needs each record's bytes, like the cleaner, must hold; Kafka's cleaner reads a record
+        whole too): memory is one chunk, one record and the columns of one buffer."""
+        buf = bytearray()
+        need = 0  # bytes the pending record needs before a walk can make progress
+        for chunk in chunks:
+            if not chunk:
+                continue
+            if self.done:
+                raise CorruptRecordError(
+                    f"Incorrect declared batch size, bytes remain after the last of {self.count} records")
+            buf += chunk
+            if len(buf) < need:
+                continue
+            data = bytes(buf)
+            cols: array[int] = array("q")
+            self.columns = cols
+            used = self.walk(data, 0, partial=True)
+            self.columns = None
+            del buf[:used]
+            if cols:
+                yield data, cols
+            if buf and not self.done:
+                length = _pending_length(bytes(buf[:5]))
+                need = 0 if length is None else length + 1
+        if buf:
+            if self.done:
+                raise CorruptRecordError(
+                    f"Incorrect declared batch size, {len(buf)} bytes remain after the last of {self.count} records")
+            self.walk(bytes(buf), 0, partial=False)  # raises: the stream ended inside a record
+        if not self.done:
+            raise CorruptRecordError(
+                f"Incorrect declared batch size, premature end of records after {self.index} of {self.count}")
+
     def _stream_record(self, data: bytes, it: Iterator[bytes], length: int) -> bytes:
         """Walk the one record starting at data[0] whose body (`length` bytes) goes past data, pulling chunks
         from `it`; the same checks as walk(). Returns the bytes that follow the record in the last chunk."""

@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import struct
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kafkapy.common.time import Time
@@ -33,14 +34,15 @@ from kafkapy.record.batch_header import (
     read_batch_header,
 )
 from kafkapy.record.control_record import ControlRecordType, read_end_txn_marker
+from kafkapy.record.record_walker import COLUMNS, KEY_LEN, KEY_POS, OFFSET_DELTA, VALUE_LEN
 from kafkapy.storage.file_records import LEGACY_RECORD_OVERHEAD_V0
 from kafkapy.storage.log import Log
 from kafkapy.storage.log_cleaner_records import (
+    CLEANER_MIN_PAYLOAD_CAP,
+    FilteredBatchWriter,
     build_empty_batch,
-    build_filtered_batch,
     has_delete_horizon,
-    records_payload,
-    scan_records,
+    record_chunks,
 )
 from kafkapy.storage.log_cleaner_txn import CleanedTransactionMetadata
 from kafkapy.storage.log_segment import CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, LogSegment
@@ -142,9 +144,6 @@ def _iter_batches(segment: LogSegment, chunk_size: int, end: int | None = None):
         pos += off
 
 
-CLEANER_MIN_PAYLOAD_CAP = 16 << 20
-
-
 class Cleaner:
     def __init__(self, offset_map: SkimpyOffsetMap, io_buffer_size: int, time: Time,
                  throttle: Callable[[int], None] | None = None,
@@ -154,8 +153,7 @@ class Cleaner:
         self.time = time
         self._throttle = throttle or (lambda n: None)
         self._check_done = check_done or (lambda lg: None)
-        # Decompressed bytes one batch may take (set per log in clean()): produce validation keeps a batch
-        # within max.message.bytes of decompressed data; the floor tolerates a limit lowered since.
+        # Decompressed bytes one batch may stream (set per log in clean()).
         self._payload_cap = CLEANER_MIN_PAYLOAD_CAP
 
     # --- the pass -------------------------------------------------------------------------------------
@@ -204,15 +202,17 @@ class Cleaner:
                 if h.is_control_batch:
                     txn.on_control_batch_read(h.producer_id, h.last_offset, _marker_is_abort(chunk, off, h))
                 elif not txn.on_batch_read(h.producer_id, h.last_offset, h.is_transactional):
-                    data = records_payload(memoryview(chunk)[off:off + size], h, self._payload_cap)
                     base = h.base_offset
-                    for rec in scan_records(data, h.records_count):
-                        stats.map_messages_read += 1
-                        offset = base + rec.offset_delta
-                        if rec.key is not None and start <= offset < end:
-                            if offset_map.is_full:
-                                return
-                            offset_map.put(rec.key, offset)
+                    for data, cols in record_chunks(memoryview(chunk)[off:off + size], h, self._payload_cap):
+                        for row in range(0, len(cols), COLUMNS):
+                            stats.map_messages_read += 1
+                            offset = base + cols[row + OFFSET_DELTA]
+                            klen = cols[row + KEY_LEN]
+                            if klen >= 0 and start <= offset < end:
+                                if offset_map.is_full:
+                                    return
+                                kpos = cols[row + KEY_POS]
+                                offset_map.put(data[kpos:kpos + klen], offset)
                 if start <= h.last_offset < end:
                     offset_map.latest_offset = max(offset_map.latest_offset, h.last_offset)
                 self._throttle(size)
@@ -301,37 +301,55 @@ class Cleaner:
             if can_discard and horizon_set and h.base_timestamp <= now:
                 return build_empty_batch(h) if is_last_of_producer else None
             if not horizon_set and h.records_count:
-                data = records_payload(view, h, self._payload_cap)
                 stats.messages_written += h.records_count
-                return build_filtered_batch(h, data, scan_records(data, h.records_count), delete_horizon_ms)
+                writer = FilteredBatchWriter(h, delete_horizon_ms)
+                for data, cols in record_chunks(view, h, self._payload_cap):
+                    writer.add(data, cols, range(0, len(cols), COLUMNS))
+                return writer.build()
             stats.messages_written += h.records_count
             return view
         if txn.on_batch_read(pid, h.last_offset, h.is_transactional):
             return build_empty_batch(h) if is_last_of_producer else None
         if h.records_count == 0:
             return view
-        data = records_payload(view, h, self._payload_cap)
-        records = scan_records(data, h.records_count)
         offset_map = self.offset_map
         retain_deletes = not has_delete_horizon(h) or now < h.base_timestamp
         base = h.base_offset
-        kept = []
+
+        def kept_rows(data: bytes, cols: array[int]) -> Iterator[tuple[int, bool]]:
+            """(row, is a tombstone) of each record of a piece that stays (Kafka's shouldRetainRecord)."""
+            get = offset_map.get
+            for row in range(0, len(cols), COLUMNS):
+                offset = base + cols[row + OFFSET_DELTA]
+                has_value = cols[row + VALUE_LEN] >= 0
+                if offset > latest:
+                    yield row, not has_value
+                    continue
+                klen = cols[row + KEY_LEN]
+                if klen >= 0 and (has_value or retain_deletes):
+                    kpos = cols[row + KEY_POS]
+                    if offset >= get(data[kpos:kpos + klen]):
+                        yield row, not has_value
+
+        # First pass: what stays (nothing held but one piece); most batches stay whole and are copied as they are.
+        kept = 0
         tombstones = False
-        for rec in records:
-            offset = base + rec.offset_delta
-            if offset > latest:
-                kept.append(rec)
-                tombstones = tombstones or not rec.has_value
-            elif rec.key is not None and offset >= offset_map.get(rec.key) and (rec.has_value or retain_deletes):
-                kept.append(rec)
-                tombstones = tombstones or not rec.has_value
-        stats.messages_written += len(kept)
+        for data, cols in record_chunks(view, h, self._payload_cap):
+            for _row, tombstone in kept_rows(data, cols):
+                kept += 1
+                tombstones = tombstones or tombstone
+        stats.messages_written += kept
         set_horizon = tombstones and not has_delete_horizon(h)
-        if len(kept) == len(records) and not set_horizon:
+        if kept == h.records_count and not set_horizon:
             return view
         if not kept:
             return build_empty_batch(h) if is_last_of_producer else None
-        return build_filtered_batch(h, data, kept, delete_horizon_ms if set_horizon else None)
+        # Second pass: the kept records' bytes, compressed as they come (the decisions are the same: the offset
+        # map and `latest` do not change during a pass).
+        writer = FilteredBatchWriter(h, delete_horizon_ms if set_horizon else None)
+        for data, cols in record_chunks(view, h, self._payload_cap):
+            writer.add(data, cols, [row for row, _tombstone in kept_rows(data, cols)])
+        return writer.build()
 
 
 def _marker_is_abort(buf: bytes | memoryview, pos: int, h: BatchHeader) -> bool | None:

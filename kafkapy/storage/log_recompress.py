@@ -59,12 +59,15 @@ class Recompressor:
             self._stream = StreamCompressor(self.codec, self.level)
             self._chunks = [self._stream.compress(c) for c in self._chunks]
 
+    def payload(self) -> bytes:
+        """The fed records section, encoded with the codec (ends the stream)."""
+        if self._stream is None:
+            return compress(self.codec, b"".join(self._chunks), self.level)
+        return b"".join(self._chunks) + self._stream.flush()
+
     def batch(self, header: BatchHeader) -> tuple[bytes, BatchHeader]:
         """The batch of `header` holding the fed records, encoded with the codec."""
-        if self._stream is None:
-            payload = compress(self.codec, b"".join(self._chunks), self.level)
-        else:
-            payload = b"".join(self._chunks) + self._stream.flush()
+        payload = self.payload()
         attributes = (header.attributes & ~COMPRESSION_CODEC_MASK) | int(self.codec)
         batch = write_batch(header, attributes, header.base_timestamp, header.max_timestamp, header.records_count,
                             payload)

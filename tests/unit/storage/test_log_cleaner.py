@@ -322,3 +322,24 @@ def test_compact_delete_policy_also_applies_retention(tmp_path) -> None:
 
     assert delete_old_segments(lg, time.milliseconds()) > 0
     assert all_records(lg) == [(info.first_offset, b"key-1", b"new")]
+
+
+@pytest.mark.parametrize("compression", [1, 3, 4])
+def test_batches_larger_than_a_decompression_chunk_are_cleaned_as_streams(tmp_path, time, compression) -> None:
+    """Each batch decompresses to ~1.2 MB (several 256 KiB chunks; one 300 KB value spans chunks): the cleaner
+    reads it piece by piece and writes the kept records, a tombstone's delete horizon re-basing timestamps."""
+    lg = open_compacted(tmp_path, time, internal_segment_bytes=20 << 20, max_message_bytes=4 << 20)
+    big = b"B" * 300_000
+    first = [(b"k%04d" % i, b"old-%04d" % i + bytes(100)) for i in range(4000)] + [(b"big", big)]
+    second = [(b"k%04d" % i, b"new-%04d" % i) for i in range(0, 4000, 2)] + [(b"gone", None)]
+    lg.append_as_leader(keyed_batch(first, compression=compression), 0)
+    lg.append_as_leader(keyed_batch(second, ts=START_MS + 10_000, compression=compression), 0)
+    lg.roll()
+    assert make_cleaner(lg, time, buffer=8 << 20).clean_once()
+    expected = ([(i, b"k%04d" % i, b"old-%04d" % i + bytes(100)) for i in range(1, 4000, 2)] + [(4000, b"big", big)]
+                + [(4001 + j, b"k%04d" % i, b"new-%04d" % i) for j, i in enumerate(range(0, 4000, 2))]
+                + [(6001, b"gone", None)])
+    assert all_records(lg) == expected
+    stamps = [(r.offset, r.timestamp) for seg in lg.segments for b in MemoryRecords(seg.log.read(0, seg.size)).batches()
+              for r in b.records()]
+    assert stamps[0] == (1, START_MS + 1) and stamps[-1] == (6001, START_MS + 10_000 + 2000)
