@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,7 +56,7 @@ class BrokerTopicStats:
         self._appends = array("q")
         self._topic_ids: dict[str, int] = {}
         self._topic_names: list[str] = []
-        self._fetches: deque[tuple[Mapping[Any, Any], bool]] = deque()
+        self._fetches = array("q")  # (topic id, bytes, error 0/1, from follower 0/1) per fetched partition
         if registry is None:
             return
         registry.add_folder(self.fold)
@@ -114,8 +113,11 @@ class BrokerTopicStats:
                     acc[0] += 1
                     acc[1] += size
                     acc[2] += count
-            for _ in range(len(fetches)):
-                self._fold_fetch(*fetches.popleft())
+            n = len(fetches)
+            if n:
+                rows = fetches[:n]
+                del fetches[:n]
+                self._fold_fetches(rows)
             a = self.all_topics
             for topic, (requests, size, messages) in per_topic.items():
                 t = self.topic_stats(topic)
@@ -140,30 +142,51 @@ class BrokerTopicStats:
             a.failed_produce.mark()
 
     def on_fetch_response(self, results: Mapping[Any, Any], from_follower: bool) -> None:
-        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them."""
-        if self.enabled:
-            self._fetches.append((results, from_follower))
-            if len(self._fetches) > MAX_PENDING:
-                self.fold()
-
-    def _fold_fetch(self, results: Mapping[Any, Any], from_follower: bool) -> None:
-        a = self.all_topics
-        total = 0
+        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them; one int64 row per
+        partition (nothing retained for the garbage collector)."""
+        if not self.enabled:
+            return
+        ids, rows = self._topic_ids, self._fetches
+        follower = 1 if from_follower else 0
         for tp, data in results.items():
-            t = self.topic_stats(tp.topic)
-            t.total_fetch.mark()
-            if data.error:
-                t.failed_fetch.mark()
-                a.failed_fetch.mark()
+            topic_id = ids.get(tp.topic)
+            if topic_id is None:
+                topic_id = self._topic_id(tp.topic)
             records = data.records
-            size = records.length if records is not None and hasattr(records, "length") else (
-                len(records) if records is not None else 0)
-            if size and not from_follower:
-                t.bytes_out.mark(size)
-            total += size
-        a.total_fetch.mark(len(results))
-        if total:
-            (self.replication_bytes_out if from_follower else a.bytes_out).mark(total)
+            size = 0 if records is None else (records.length if hasattr(records, "length") else len(records))
+            rows.extend((topic_id, size, 1 if data.error else 0, follower))
+        if len(rows) > 4 * MAX_PENDING:
+            self.fold()
+
+    def _fold_fetches(self, rows: array[int]) -> None:
+        ids, sizes, errors, followers = rows[0::4], rows[1::4], rows[2::4], rows[3::4]
+        a = self.all_topics
+        a.total_fetch.mark(len(ids))
+        failed = sum(errors)
+        if failed:
+            a.failed_fetch.mark(failed)
+        per_topic: dict[int, list[int]] = {}
+        consumer_bytes = replication_bytes = 0
+        for topic_id, size, error, follower in zip(ids, sizes, errors, followers, strict=True):
+            acc = per_topic.setdefault(topic_id, [0, 0, 0])
+            acc[0] += 1
+            acc[1] += error
+            if follower:
+                replication_bytes += size
+            else:
+                acc[2] += size
+                consumer_bytes += size
+        if consumer_bytes:
+            a.bytes_out.mark(consumer_bytes)
+        if replication_bytes:
+            self.replication_bytes_out.mark(replication_bytes)
+        for topic_id, (requests, topic_failed, out) in per_topic.items():
+            t = self.topic_stats(self._topic_names[topic_id])
+            t.total_fetch.mark(requests)
+            if topic_failed:
+                t.failed_fetch.mark(topic_failed)
+            if out:
+                t.bytes_out.mark(out)
 
     def on_replication_in(self, size: int) -> None:
         if self.enabled and size:

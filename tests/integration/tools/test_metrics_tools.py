@@ -106,6 +106,30 @@ def test_prometheus_serves_kafka_metric_names(broker: Any, produced: int) -> Non
     assert 0.0 <= samples["kafka_network_socketserver_networkprocessoravgidlepercent"] <= 1.0
 
 
+def test_bytes_out_counts_what_consumers_fetched(broker: Any, produced: int) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    batch_bytes = segment_batch_bytes(broker, TOPIC)
+    before = scrape(broker).get(f'kafka_server_brokertopicmetrics_bytesout_total{{topic="{TOPIC}"}}', 0.0)
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{broker.bound_port()}", "group.id": "bytes-out",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(TOPIC, 0, 0)])
+    seen, deadline = 0, time.monotonic() + 20
+    try:
+        while seen < 1000 and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                seen += 1
+    finally:
+        consumer.close()
+    assert seen == 1000
+    samples = scrape(broker)
+    assert samples[f'kafka_server_brokertopicmetrics_bytesout_total{{topic="{TOPIC}"}}'] - before >= batch_bytes
+    assert samples[f'kafka_server_brokertopicmetrics_totalfetchrequests_total{{topic="{TOPIC}"}}'] >= 1
+    assert samples["kafka_server_brokertopicmetrics_failedfetchrequests_total"] == 0.0
+    assert any(k.startswith('kafka_network_requestmetrics_requests_total{request="FetchConsumer",') for k in samples)
+
+
 def test_consumer_lag_where_the_broker_coordinates_the_group(broker: Any, produced: int) -> None:
     from confluent_kafka import Consumer, TopicPartition
 
