@@ -183,3 +183,14 @@ def test_legacy_produce_v2_wrapper_is_decompressed_within_message_max_bytes(topi
     small.append(TS, b"k", b"legacy value")
     ok = produce(wire, "poison-legacy", small.build(), version=2)
     assert (ok.error_code, ok.base_offset) == (0, 0)
+
+
+@pytest.mark.parametrize("version", [3, 7, 8, 12])
+def test_record_errors_only_where_the_version_has_them(topics, wire_client, version: int) -> None:
+    wire = wire_client(topics.port)
+    part = produce(wire, COMPACTED, batch(recs((0, 0, None, b"x")), 1), version=version)
+    assert part.error_code == INVALID and part.base_offset == -1
+    if version >= 8:
+        assert [e.batch_index for e in part.record_errors] == [0] and part.error_message
+    else:
+        assert part.record_errors == [] and part.error_message is None
