@@ -12,7 +12,8 @@ in tests). Four kinds of entries:
 `snapshot()` reads everything as `Sample(name, kind, attributes)` with the JMX attribute names of Yammer's
 MBeans (Count, MeanRate, OneMinuteRate, 99thPercentile, Value, ...).
 
-Thread-safety: registration and snapshots take the registry's lock; recording goes to the metric itself.
+No byte format. Thread-safety: registration and snapshots take the registry's lock; recording goes to the
+metric itself.
 """
 
 from __future__ import annotations

@@ -9,11 +9,13 @@ Recording sites (one call each, per partition of a request, never per record):
 - the replica fetcher: `on_replication_in(bytes)` (ReplicationBytesInPerSec).
 Per-topic meters carry a `topic` tag and are created on a topic's first use; the all-topics ones carry none
 (Kafka's KafkaMetricsGroup drops the empty tag). Replication meters exist for all topics only, as in Kafka.
-The hot calls (`on_append`, `on_fetch_response`) only queue their facts (a deque append); `fold`, run by the
-registry every second and before each snapshot, sums them per topic and marks each meter once.
-A BrokerTopicStats built without a registry records nothing (metrics off). No byte format.
+The hot calls only queue their facts as int64 rows in `array('q')`s: appends (topic id, bytes, messages),
+fetched partitions (topic id, bytes, error 0/1, follower 0/1); topic ids index a list of names. `fold`, run by
+the registry every second and before each snapshot, sums them per topic and marks each meter once.
+A BrokerTopicStats built without a registry records nothing (metrics off).
 
-Thread-safety: the queues are deques (atomic appends); one fold at a time; each Meter has its own lock.
+Thread-safety: each array extend is one atomic row; topic ids are assigned under a lock; one fold at a time;
+each Meter has its own lock.
 """
 
 from __future__ import annotations

@@ -1,20 +1,23 @@
 """RequestMetrics: Kafka's `kafka.network:type=RequestMetrics` family, per request type, plus quota sensors.
 
-Recorded once per request, when its response is handed to the network (`RequestContext.respond` /
-`no_response` call `record(ctx, body, send_start_ns)`, which only queues the request's timestamps; `fold`,
-run by the registry every second and before each snapshot, turns a batch of them into): RequestsPerSec{request,version} (Meter), the
-Histograms TotalTimeMs, RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs,
-ResponseSendTimeMs and RequestBytes {request}, and ErrorsPerSec{request,error} counted over every error
-code the response carries (Kafka's errorCounts; NONE included). Request names are Kafka's (`Produce`,
-`Metadata`, ...), Fetch is split as `FetchConsumer` / `FetchFollower` and counted as `Fetch` too.
-Times, as Kafka's RequestChannel computes them: queue = dequeue - arrival; local = the handler's own time;
-remote = the wait in a purgatory (respond - handler end); response queue + send = the hand-off to the
-network (the responding thread usually writes the response itself, so the queue time is ~0 and the send
-time is the write). Quota sensors (`kafka.server:type=Produce|Fetch|Request,user=..,client-id=..` with
-throttle-time and byte-rate) are kept per principal and client id while a quota of that kind is configured,
-as Kafka records its quota sensors only then.
+Recorded once per request, when its response is handed to the network: `RequestContext.respond` /
+`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which appends one row of 11 int64 to an
+`array('q')` (api key, version, follower, arrival ns, dequeue ns, handler ns, send start ns, end ns, request
+bytes, throttle ms, count of NONE error codes); other error codes, rare, go to a deque. `fold`, run by the
+registry's tick thread every second and before each snapshot, slices the array by column and updates, per
+request type: RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs,
+LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs, ResponseSendTimeMs and RequestBytes {request},
+and ErrorsPerSec{request,error} over every error code the response carries (Kafka's errorCounts, NONE
+included). Request names are Kafka's (`Produce`, `Metadata`, ...); a Fetch also counts as `FetchConsumer` or
+`FetchFollower`. Times as Kafka's RequestChannel computes them: queue = dequeue - arrival; local = the
+handler's own time; remote = the wait in a purgatory (send start - handler end); response queue + send = the
+hand-off to the network (the responding thread usually writes the response itself, so the queue time is 0
+and the send time is the write). Quota sensors (`kafka.server:type=Produce|Fetch,user=..,client-id=..`:
+throttle-time, byte-rate) are kept per principal and client id while a quota of that kind is configured, as
+Kafka records them only then.
 
-Thread-safety: metrics are created on first use under the registry's lock; recording uses each metric's lock.
+Thread-safety: `record` may run on any thread (each array extend is one atomic row); one fold at a time, under
+a lock; metrics are created under the registry's lock and each has its own.
 """
 
 from __future__ import annotations
