@@ -40,7 +40,7 @@ _REFUSED_MODES = {"overwrite": "Overwrite", "ignore": "Ignore"}
 
 _lock = threading.Lock()
 _patched = False
-_sessions: dict[int, str] = {}  # id(SparkSession) -> the name "kafka" resolves to in it
+_sessions: dict[object, str] = {}  # session identity -> the name "kafka" resolves to in it
 
 
 def install(spark: Any = None) -> None:
@@ -62,8 +62,16 @@ def jvm_connector_present(spark: Any) -> bool:
         return False
 
 
+def _session_key(spark: Any) -> object:
+    """The JVM session's UUID (a new session after stop() may reuse the Python object's id)."""
+    try:
+        return str(spark._jsparkSession.sessionUUID())
+    except Exception:  # not a classic session: fall back to the Python object
+        return id(spark)
+
+
 def _resolve(spark: Any) -> str:
-    key = id(spark)
+    key = _session_key(spark)
     with _lock:
         name = _sessions.get(key)
     if name is not None:
