@@ -119,10 +119,11 @@ def drive(broker: Broker, topic: str, value_size: int, codec: str, messages: int
     return messages / elapsed, cpu * 1e6 / messages
 
 
-def append_cpu_us(value_size: int, codec: str, batches: int, on: bool, compiled: bool = True) -> float:
-    """CPU us per message of Log.append_as_leader over client batches of ~1 MB (in process)."""
+def append_cpu_us(value_size: int, codec: str, batches: int, on: bool, compiled: bool = True,
+                  records: int | None = None) -> float:
+    """CPU us per message of Log.append_as_leader over client batches of ~1 MB, or of `records` records."""
     root = tempfile.mkdtemp(prefix="bench-validate-")
-    per_batch = max(1, 1_000_000 // (value_size + 20))
+    per_batch = records or max(1, 1_000_000 // (value_size + 20))
     b = MemoryRecordsBuilder(compression=CompressionType.from_name(codec))
     value = (os.urandom(value_size // 2).hex().encode() * 2)[:value_size]
     now = SYSTEM.milliseconds()
@@ -161,6 +162,14 @@ def main(argv: list[str] | None = None) -> int:
         on = min(append_cpu_us(value_size, codec, n, True) for _ in range(args.rounds))
         py = min(append_cpu_us(value_size, codec, max(1, n // 5), True, False) for _ in range(args.rounds))
         print(f"{f'{value_size} B {codec}':<14}{off:>9.3f}{on:>9.3f}{on - off:>9.3f}{py:>17.3f}{py - off:>9.3f}")
+
+    print("\nin process: batches of 16 records (the per-batch cost of validation), CPU us/message")
+    print(f"{'case':<14}{'off':>9}{'on':>9}{'on-off':>9}")
+    for value_size, codec in CASES[:3]:
+        n = args.append_batches * 200
+        off = min(append_cpu_us(value_size, codec, n, False, records=16) for _ in range(args.rounds))
+        on = min(append_cpu_us(value_size, codec, n, True, records=16) for _ in range(args.rounds))
+        print(f"{f'{value_size} B {codec}':<14}{off:>9.3f}{on:>9.3f}{on - off:>9.3f}")
 
     root = tempfile.mkdtemp(prefix="bench-validate-e2e-")
     brokers = {mode: Broker(mode, root) for mode in ("off", "on")}

@@ -44,6 +44,7 @@ __all__ = [
 MAX_DECOMPRESSED_BYTES = 1 << 30
 STREAM_CHUNK_BYTES = 256 << 10
 ZSTD_MAX_WINDOW_BYTES = 1 << 25
+ZSTD_ONE_SHOT_BYTES = 1 << 20  # a single zstd frame declaring at most this is decoded in one piece
 
 
 class DecompressionError(ValueError):
@@ -204,7 +205,7 @@ def iter_decompress(
     elif codec == CompressionType.LZ4:
         gen = _lz4_chunks(data)
     elif codec == CompressionType.ZSTD:
-        gen = _zstd_chunks(data, chunk_size)
+        gen = _zstd_chunks(data, chunk_size, max_output)
     else:
         raise ValueError(f"unknown compression type id {codec}")
     name = CompressionType(codec).lower_name
@@ -325,7 +326,72 @@ def _lz4_chunks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
             raise DecompressionError("truncated lz4 frame")
 
 
-def _zstd_chunks(data: bytes | bytearray | memoryview, chunk_size: int) -> Iterator[bytes]:
+# Decompression contexts reused for single small frames (creating one costs ~30 us, as much as decoding a
+# small batch). list.pop/append are atomic under the GIL, so each context serves one caller at a time; only
+# one-shot decodes into a buffer of the frame's declared size use them, so none keeps a large window.
+_ZSTD_POOL: list[zstandard.ZstdDecompressor] = []
+
+
+def _zstd_one_shot(data: bytes | bytearray | memoryview, max_output: int) -> bytes | None:
+    """The frame's content when `data` is exactly one frame declaring a content size up to
+    ZSTD_ONE_SHOT_BYTES (and max_output); None when the streaming path must decide."""
+    try:
+        size = zstandard.frame_content_size(data)
+    except zstandard.ZstdError:
+        return None
+    if not 0 <= size <= min(max_output, ZSTD_ONE_SHOT_BYTES):
+        return None
+    try:
+        dctx = _ZSTD_POOL.pop()
+    except IndexError:
+        dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW_BYTES)
+    try:
+        out = dctx.decompress(data, max_output_size=size, allow_extra_data=False)
+    except zstandard.ZstdError:
+        return None  # more frames, or corrupt: the streaming path reads or rejects it
+    _ZSTD_POOL.append(dctx)
+    return out if len(out) == size else None
+
+
+def _zstd_check_frames(data: bytes | bytearray | memoryview) -> None:
+    """Walk the frames' block headers (RFC 8878: 3-byte header, last-block bit, type, size) without decoding:
+    the data must be whole frames (or skippable frames) and nothing else. A stream decoder stops quietly at a
+    truncated frame; a client's decoder does not."""
+    mv = memoryview(data)
+    end = len(mv)
+    pos = 0
+    while pos < end:  # bounded: every frame or block moves pos forward
+        if end - pos < 8:
+            raise DecompressionError("truncated zstd frame")
+        (magic,) = _UINT32_LE.unpack_from(mv, pos)
+        if magic & 0xFFFFFFF0 == 0x184D2A50:  # skippable frame
+            (size,) = _UINT32_LE.unpack_from(mv, pos + 4)
+            pos += 8 + size
+            continue
+        frame = mv[pos:]
+        params = zstandard.get_frame_parameters(frame)
+        pos += zstandard.frame_header_size(frame)
+        while True:
+            if pos + 3 > end:
+                raise DecompressionError("truncated zstd frame")
+            header = mv[pos] | (mv[pos + 1] << 8) | (mv[pos + 2] << 16)
+            block_type = (header >> 1) & 3
+            if block_type == 3:
+                raise DecompressionError("reserved zstd block type")
+            pos += 3 + (1 if block_type == 1 else header >> 3)
+            if header & 1:
+                break
+        pos += 4 if params.has_checksum else 0
+    if pos != end:
+        raise DecompressionError("truncated zstd frame")
+
+
+def _zstd_chunks(data: bytes | bytearray | memoryview, chunk_size: int, max_output: int) -> Iterator[bytes]:
+    _zstd_check_frames(data)
+    whole = _zstd_one_shot(data, max_output)
+    if whole is not None:
+        yield whole
+        return
     # max_window_size bounds the decoder's own buffer whatever window a frame header declares.
     dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW_BYTES)
     reader = dctx.stream_reader(bytes(data), read_across_frames=True)

@@ -226,3 +226,18 @@ def test_stream_compressor_matches_compress() -> None:
         if codec not in (CompressionType.ZSTD,):  # zstd's streamed frame carries no content size
             whole = StreamCompressor(codec)
             assert whole.compress(data) + whole.flush() == compress(codec, data)
+
+
+def test_zstd_single_small_frames_are_decoded_in_one_piece_and_several_frames_still_read() -> None:
+    from kafkapy.record.compression import decompress
+
+    one = compress(CompressionType.ZSTD, b"a" * 5000)
+    assert list(iter_decompress(CompressionType.ZSTD, one, 1 << 20)) == [b"a" * 5000]
+    two = one + compress(CompressionType.ZSTD, b"b" * 10)
+    assert decompress(CompressionType.ZSTD, two) == b"a" * 5000 + b"b" * 10
+    with pytest.raises(DecompressedSizeError):
+        list(iter_decompress(CompressionType.ZSTD, one, 4999))
+    with pytest.raises(DecompressionError):
+        list(iter_decompress(CompressionType.ZSTD, one[:-3]))
+    with pytest.raises(DecompressionError):
+        list(iter_decompress(CompressionType.ZSTD, one + b"trailing garbage"))
