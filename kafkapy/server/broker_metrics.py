@@ -341,4 +341,13 @@ class BrokerMetrics:
             cache = getattr(tc.state_manager, "_cache", None) if tc is not None else None
             return sum(len(ids) for _, ids in list(cache.values())) if isinstance(cache, dict) else 0
 
-        t.gauge("NumTransactions", txn_count)
+        t.gauge("NumTransactions", txn_count)  # kafkapy's: the transactional ids this broker coordinates
+
+        def markers_waiting() -> int:
+            # Kafka's UnknownDestinationQueueSize: markers held back because their broker cannot be reached yet
+            tc = services.transaction_coordinator
+            manager = getattr(tc, "marker_manager", None) if tc is not None else None
+            return len(getattr(manager, "_retry_at", ())) if manager is not None else 0
+
+        KafkaMetricsGroup(self.registry, "kafka.coordinator.transaction", "TransactionMarkerChannelManager").gauge(
+            "UnknownDestinationQueueSize", markers_waiting)
