@@ -54,6 +54,12 @@ POISON = {
     "gzip-offset-delta-gap": (batch(compress(CompressionType.GZIP, recs((0, 0, b"a", b"1"), (5, 0, b"b", b"2"))),
                                     2, codec=CompressionType.GZIP), INVALID),
     "zstd-count-short": (batch(compress(CompressionType.ZSTD, ONE), 2, codec=CompressionType.ZSTD), INVALID),
+    "zstd-truncated-frame": (batch(compress(CompressionType.ZSTD, ONE * 3)[:-2], 1, codec=CompressionType.ZSTD),
+                             CORRUPT),
+    "lz4-frame-without-end-mark": (batch(compress(CompressionType.LZ4, ONE)[:-4], 1, codec=CompressionType.LZ4),
+                                   CORRUPT),
+    "snappy-flag-not-snappy": (batch(b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01" + ONE, 1,
+                                     codec=CompressionType.SNAPPY), CORRUPT),
 }
 
 
