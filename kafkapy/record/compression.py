@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from enum import IntEnum
 from typing import Any
 
@@ -300,6 +300,11 @@ def _lz4_chunks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
             raise DecompressionError("lz4 dependent blocks are not supported")
         block_checksum = bool(flg & 0x10)
         content_checksum = bool(flg & 0x04)
+        if block_checksum or content_checksum:
+            # Checksums a client's LZ4F decoder verifies: let LZ4F read this frame (its header checksum must
+            # then be right, as every magic-2 writer makes it), so a wrong one is refused here too.
+            pos = yield from _lz4_checked_frame(mv, pos)
+            continue
         max_block = _LZ4_BLOCK_SIZES.get((bd >> 4) & 0x07)
         if max_block is None:
             raise DecompressionError(f"unsupported lz4 block size id {(bd >> 4) & 0x07}")
@@ -351,6 +356,22 @@ def _zstd_one_shot(data: bytes | bytearray | memoryview, max_output: int) -> byt
         return None  # more frames, or corrupt: the streaming path reads or rejects it
     _ZSTD_POOL.append(dctx)
     return out if len(out) == size else None
+
+
+def _lz4_checked_frame(mv: memoryview, pos: int) -> Generator[bytes, None, int]:
+    """Decode the frame at mv[pos] with LZ4F (block and content checksums verified), in bounded pieces;
+    returns the position after it."""
+    dec = lz4.frame.LZ4FrameDecompressor()
+    data: bytes | memoryview = mv[pos:]
+    while True:  # bounded: each call consumes input or emits output, and the frame ends or the data does
+        chunk = dec.decompress(data, max_length=_LZ4_BLOCK_SIZES[7])
+        data = b""
+        if chunk:
+            yield chunk
+        if dec.eof:
+            return len(mv) - len(dec.unused_data or b"")
+        if dec.needs_input:
+            raise DecompressionError("truncated lz4 frame")
 
 
 def _zstd_check_frames(data: bytes | bytearray | memoryview) -> None:

@@ -241,3 +241,23 @@ def test_zstd_single_small_frames_are_decoded_in_one_piece_and_several_frames_st
         list(iter_decompress(CompressionType.ZSTD, one[:-3]))
     with pytest.raises(DecompressionError):
         list(iter_decompress(CompressionType.ZSTD, one + b"trailing garbage"))
+
+
+@pytest.mark.parametrize("block_checksum,content_checksum", [(True, False), (False, True), (True, True)])
+def test_lz4_frames_with_checksums_are_verified(block_checksum: bool, content_checksum: bool) -> None:
+    import lz4.frame
+
+    from kafkapy.record.compression import decompress
+
+    data = bytes(range(256)) * 400 + bytes(300_000)
+    frame = lz4.frame.compress(data, block_checksum=block_checksum, content_checksum=content_checksum,
+                               block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False)
+    assert decompress(CompressionType.LZ4, frame + compress(CompressionType.LZ4, b"next")) == data + b"next"
+    bad = bytearray(frame)
+    bad[-2] ^= 0xFF  # inside the content checksum, or the last block's checksum
+    with pytest.raises(DecompressionError):
+        decompress(CompressionType.LZ4, bytes(bad))
+    with pytest.raises(DecompressionError):
+        decompress(CompressionType.LZ4, frame[:-3])
+    with pytest.raises(DecompressedSizeError):
+        list(iter_decompress(CompressionType.LZ4, frame, 100_000))
