@@ -9,8 +9,13 @@ server-start [-daemon|--daemon] [server.properties] [--override k=v]...
   down/shut down completed" itself. A server.properties that is not a properties file (a binary, a
   script) is refused before anything starts: one line naming the file and its first bad line, exit 1.
   -daemon: re-runs itself detached (new session, stdin /dev/null) with output appended to
-  $LOG_DIR/kafkaServer.out ($LOG_DIR defaults to the first log dir), waits until the child reports
-  started (or dies: exit 1), then returns.
+  $LOG_DIR/kafkaServer.out ($LOG_DIR defaults to logs/ in the working directory, kafka-run-class.sh's
+  rule), waits until the child reports started (or dies: exit 1), then returns. The child logs as
+  Kafka's config/log4j.properties: server.log, controller.log, state-change.log, kafka-request.log,
+  log-cleaner.log, kafka-authorizer.log in $LOG_DIR, rolled hourly (cli/logging_config.py).
+  --logging-config FILE (else $KAFKAPY_LOG_CONFIG, else -Dlog4j.configuration=file:FILE in
+  $KAFKA_LOG4J_OPTS) configures logging from a YAML/JSON dictConfig or INI fileConfig file instead,
+  in the foreground as with -daemon.
   Once started it writes <first log dir>/kafkapy.pid and a JSON record
   <run dir>/server-<pid>.json (run dir: $KAFKAPY_RUN_DIR, else $XDG_RUNTIME_DIR/kafkapy, else
   /tmp/kafkapy-<uid>) with pid, node id, process roles, config path; both removed on exit.
@@ -29,6 +34,7 @@ Thread-safety: runs in the main thread (signal handlers); one waiter thread watc
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -40,6 +46,13 @@ import time
 from dataclasses import dataclass, field
 
 from kafkapy.cli.command import ToolError, ToolParser, run
+from kafkapy.cli.logging_config import (
+    KafkaLogFormatter,
+    apply_config_file,
+    apply_default_config,
+    config_file_from_environment,
+    logs_dir,
+)
 from kafkapy.cli.properties import parse_key_values
 from kafkapy.common.private_file import write_private_file
 
@@ -47,20 +60,6 @@ SERVER_LOGGER = "kafka.server.KafkaServer"
 PID_FILE_NAME = "kafkapy.pid"
 DAEMON_OUT_NAME = "kafkaServer.out"
 DAEMON_WAIT_S = 60.0
-
-_KAFKA_LEVELS = {logging.WARNING: "WARN", logging.CRITICAL: "FATAL"}
-
-
-class KafkaLogFormatter(logging.Formatter):
-    """log4j's `[%d] %p %m (%c)%n`: `[2026-11-21 20:15:00,123] INFO message (logger.name)`."""
-
-    def __init__(self) -> None:
-        super().__init__("[%(asctime)s] %(kafka_level)s %(message)s (%(name)s)")
-
-    def format(self, record: logging.LogRecord) -> str:
-        record.kafka_level = _KAFKA_LEVELS.get(record.levelno, record.levelname)
-        return super().format(record)
-
 
 def configure_logging(stream=None, level: str | None = None) -> logging.Handler:
     """Route all logging to stdout in Kafka's layout (level from $KAFKAPY_LOG_LEVEL, default INFO)."""
@@ -263,6 +262,12 @@ def build_start_parser() -> ToolParser:
                    help="Optional property that should override values set in server.properties file")  # fmt: skip
     p.add_argument("-daemon", "--daemon", dest="daemon", action="store_true",
                    help="run in the background, output to $LOG_DIR/kafkaServer.out")  # fmt: skip
+    p.add_argument("--logging-config", metavar="FILE",
+                   help="Python logging configuration (YAML/JSON dictConfig or INI fileConfig), as "
+                        "KAFKA_LOG4J_OPTS' log4j.configuration; default $KAFKAPY_LOG_CONFIG, else "
+                        "-Dlog4j.configuration=file:FILE in $KAFKA_LOG4J_OPTS")  # fmt: skip
+    # Set by -daemon on the process it starts: Kafka's default log4j.properties (files in $LOG_DIR).
+    p.add_argument("--daemon-child", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -429,11 +434,14 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
 
 
 def _daemonize(args, config) -> int:
-    log_dirs = list(getattr(config, "log_dirs", []) or [])
-    out_dir = os.environ.get("LOG_DIR") or (log_dirs[0] if log_dirs else "logs")
+    # kafka-run-class.sh: LOG_DIR defaults to logs/ under the base dir (ours: the working directory).
+    out_dir = logs_dir()
     os.makedirs(out_dir, exist_ok=True)
     out_path = os.path.join(out_dir, DAEMON_OUT_NAME)
     child_argv = ([args.config] if args.config else []) + [f"--override={o}" for o in args.override]
+    child_argv.append("--daemon-child")
+    if args.logging_config:
+        child_argv.append(f"--logging-config={os.path.abspath(args.logging_config)}")
     if args.verbose:
         child_argv.append("--verbose")
     import subprocess
@@ -446,6 +454,7 @@ def _daemonize(args, config) -> int:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            env={**os.environ, "LOG_DIR": out_dir},
         )
     record = _record_path(child.pid)
     deadline = time.monotonic() + float(os.environ.get("KAFKAPY_DAEMON_WAIT_S", DAEMON_WAIT_S))
@@ -477,11 +486,21 @@ def start_main(argv: list[str]) -> int:
         config = load_config(args)
         if args.daemon:
             return _daemonize(args, config)
-        handler = configure_logging()
+        config_file = args.logging_config or config_file_from_environment()
+        if config_file is None and not args.daemon_child:
+            handler = configure_logging()
+            try:
+                return _serve_logged(config, args)
+            finally:
+                logging.getLogger().removeHandler(handler)
         try:
-            return _serve_logged(config, args)
-        finally:
-            logging.getLogger().removeHandler(handler)
+            if config_file is not None:
+                apply_config_file(config_file)
+            else:
+                apply_default_config()
+        except (ValueError, OSError) as e:
+            raise ToolError(str(e)) from e
+        return _serve_logged(config, args)
 
     return run(build_start_parser(), argv, execute)
 

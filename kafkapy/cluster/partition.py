@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from kafkapy.storage.log import Log, LogAppendInfo
     from kafkapy.storage.log_segment import FetchDataInfo
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.cluster.Partition")
 
 LogProvider = Callable[[TopicPartition, "uuid.UUID | None"], "Log"]
 

@@ -46,6 +46,7 @@ from kafkapy.controller.controller_events import (
     IsrChange,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
+    LogDirEventNotification,
     PartitionCreation,
     PartitionModifications,
     PartitionReassignment,
@@ -75,7 +76,7 @@ from kafkapy.controller.zk_events import ClusterEventHandlers
 from kafkapy.zk import zk_data
 from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.controller.KafkaController")
 
 LeaderAndIsrCallback = Callable[[int, int, list[LeaderAndIsrPartitionState]], None]
 StopReplicaCallback = Callable[[int, int, list[StopReplicaPartitionState]], object]  # the result is not used
@@ -117,7 +118,7 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         self.on_config_change = on_config_change
         self.validate_topic_configs = topic_config_validator or _default_topic_config_validator
         self._rng = rng or random.Random()
-        self.ctx = ControllerContext()
+        self.ctx = ControllerContext(controller_id=broker_id)
         self._broker_defaults: dict[str, str] = {}
         self.psm = PartitionStateMachine(self.ctx, store, self._unclean_enabled)
         self.rsm = ReplicaStateMachine(self.ctx, self.psm)
@@ -351,6 +352,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             return self._on_topic_deletion_flag()
         if isinstance(event, IsrChangeNotification):
             return self._on_isr_change_notification()
+        if isinstance(event, LogDirEventNotification):
+            return self._on_log_dir_event_notification()
         if isinstance(event, PreferredReplicaElection):
             return self._on_preferred_replica_election()
         if isinstance(event, PartitionReassignment):
@@ -456,6 +459,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         store.watch_path_children(zk_data.DELETE_TOPICS_PATH, lambda: self._enqueue_watch(TopicDeletionFlag()))
         store.watch_path_children(zk_data.ISR_CHANGE_NOTIFICATION_PATH,
                                   lambda: self._enqueue_watch(IsrChangeNotification()))
+        store.watch_path_children(zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH,
+                                  lambda: self._enqueue_watch(LogDirEventNotification()))
         store.watch_path_node(zk_data.PREFERRED_REPLICA_ELECTION_PATH,
                               lambda: self._enqueue_watch(PreferredReplicaElection()))
         store.watch_path_node(zk_data.REASSIGN_PARTITIONS_PATH,

@@ -30,8 +30,9 @@ from kafkapy.cluster.leader_and_isr import (
 )
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.metadata_store import BadVersionError, MetadataStore, MetadataStoreError
+from kafkapy.controller.state_change_logger import StateChangeLogger
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.controller.ZkPartitionStateMachine")
 
 
 class PartitionState(Enum):
@@ -68,6 +69,7 @@ class ReplicaAssignment:
 @dataclass
 class ControllerContext:
     epoch: int = 0
+    controller_id: int = -1  # this controller's broker id (the state change log's "[Controller id=N ...]")
     live_brokers: dict[int, Broker] = field(default_factory=dict)
     shutting_down_broker_ids: set[int] = field(default_factory=set)
     topic_ids: dict[str, uuid.UUID] = field(default_factory=dict)
@@ -188,6 +190,7 @@ class PartitionStateMachine:
         # ControllerStats (server/broker_metrics.py): UncleanLeaderElectionsPerSec, LeaderElectionRateAndTimeMs.
         self.on_unclean_election: Callable[[], None] = lambda: None
         self.on_election_ms: Callable[[float], None] = lambda ms: None
+        self.state_change_log = StateChangeLogger(ctx.controller_id)
 
     # -- election strategies (Kafka's PartitionLeaderElectionAlgorithms) --------------------------------------
 
@@ -226,17 +229,29 @@ class PartitionStateMachine:
 
     # -- transitions -------------------------------------------------------------------------------------------
 
+    def _previous(self, partitions: list[TopicPartition]) -> list[tuple[TopicPartition, str]]:
+        states = self.ctx.states
+        return [(tp, states.get(tp, PartitionState.NON_EXISTENT).value) for tp in partitions]
+
     def to_new(self, partitions: Iterable[TopicPartition]) -> None:
+        partitions = list(partitions)
+        if self.state_change_log.enabled(logging.INFO):
+            self.state_change_log.partitions_new(self.ctx.epoch, [
+                (tp, previous, self.ctx.replicas(tp)) for tp, previous in self._previous(partitions)])
         for tp in partitions:
             self.ctx.states[tp] = PartitionState.NEW
 
     def to_offline(self, partitions: Iterable[TopicPartition]) -> None:
-        for tp in partitions:
-            self.ctx.states[tp] = PartitionState.OFFLINE
+        self._to_state(list(partitions), PartitionState.OFFLINE)
 
     def to_non_existent(self, partitions: Iterable[TopicPartition]) -> None:
+        self._to_state(list(partitions), PartitionState.NON_EXISTENT)
+
+    def _to_state(self, partitions: list[TopicPartition], target: PartitionState) -> None:
+        if self.state_change_log.enabled(5):
+            self.state_change_log.partitions_changed(self.ctx.epoch, self._previous(partitions), target.value)
         for tp in partitions:
-            self.ctx.states[tp] = PartitionState.NON_EXISTENT
+            self.ctx.states[tp] = target
 
     def to_online(self, partitions: Iterable[TopicPartition], batch: BrokerRequestBatch,
                   election: Election | None = None) -> dict[TopicPartition, LeaderAndIsr | None]:
@@ -250,10 +265,21 @@ class PartitionStateMachine:
         results = self._initialize_leader_and_isr(new, batch)
         if others:
             results.update(self.elect_leaders(others, election or self.offline_election(), batch))
+        self._log_online(results)
         for tp, lai in results.items():
             if lai is not None:
                 self.ctx.states[tp] = PartitionState.ONLINE
         return results
+
+    def _log_online(self, results: dict[TopicPartition, LeaderAndIsr | None]) -> None:
+        scl, epoch, states = self.state_change_log, self.ctx.epoch, self.ctx.states
+        failed = [tp for tp, lai in results.items() if lai is None]
+        for tp in failed:
+            scl.partition_failed(epoch, tp, states.get(tp, PartitionState.NON_EXISTENT).value,
+                                 PartitionState.ONLINE.value, "no leader could be elected")
+        if scl.enabled(logging.INFO):
+            scl.partitions_online(epoch, [(tp, states.get(tp, PartitionState.NON_EXISTENT).value, lai)
+                                          for tp, lai in results.items() if lai is not None])
 
     def trigger_online_state_change(self, batch: BrokerRequestBatch,
                                     partitions: Iterable[TopicPartition] | None = None) -> None:

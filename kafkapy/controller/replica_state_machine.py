@@ -29,6 +29,7 @@ from kafkapy.controller.partition_state_machine import (
     ControllerContext,
     PartitionStateMachine,
 )
+from kafkapy.controller.state_change_logger import TRACE, StateChangeLogger
 
 log = logging.getLogger("kafka.controller.ZkReplicaStateMachine")
 
@@ -62,6 +63,7 @@ class ReplicaStateMachine:
         self.ctx = ctx
         self.psm = psm
         self.states: dict[Replica, ReplicaState] = {}
+        self.state_change_log = StateChangeLogger(ctx.controller_id)
 
     def state(self, tp: TopicPartition, replica: int) -> ReplicaState:
         return self.states.get((tp, replica), S.NON_EXISTENT)
@@ -95,8 +97,11 @@ class ReplicaStateMachine:
             if current in VALID_PREVIOUS_STATES[target]:
                 out.append((tp, r))
             else:
-                log.error("Invalid replica state transition of replica %d of %s from %s to %s", r, tp,
-                          current.value, target.value)
+                valid_from = ",".join(sorted(s.value for s in VALID_PREVIOUS_STATES[target]))
+                self.state_change_log.replica_failed(
+                    self.ctx.epoch, tp, r, current.value, target.value,
+                    f"Replica [Topic={tp.topic},Partition={tp.partition},Replica={r}] should be in the {valid_from} "
+                    f"states before moving to {target.value} state. Instead it is in {current.value} state")
         return out
 
     def handle_state_changes(self, replicas: Iterable[Replica], target: ReplicaState,
@@ -105,6 +110,9 @@ class ReplicaStateMachine:
         if not valid:
             return
         ctx = self.ctx
+        if self.state_change_log.enabled(TRACE):
+            self.state_change_log.replicas_changed(ctx.epoch, [(tp, r, self.state(tp, r).value) for tp, r in valid],
+                                                   target.value)
         if target in (S.NEW, S.ONLINE):
             for tp, r in valid:
                 leadership = ctx.leadership.get(tp)

@@ -57,7 +57,7 @@ from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid
 # Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: partitions one CreateTopics or CreatePartitions
 # request may add.
 MAX_PARTITIONS_PER_BATCH = 10_000
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.controller.KafkaController")
 
 
 def as_bool(value: Any) -> bool:

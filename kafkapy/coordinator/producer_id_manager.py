@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from kafkapy.common.errors import CoordinatorLoadInProgressError, KafkaError, UnknownServerError
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.coordinator.transaction.ZkProducerIdManager")
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 LONG_MAX = 2**63 - 1

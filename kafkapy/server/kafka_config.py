@@ -37,7 +37,7 @@ from kafkapy.server.kafka_config_defs import (
     ConfigKey,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.server.KafkaConfig")
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _RANGES = {ConfigType.INT: (-(2**31), INT_MAX), ConfigType.SHORT: (-(2**15), 2**15 - 1),

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.server.network.request_channel import Request, RequestChannel
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.server.KafkaRequestHandler")
 
 _RECEIVE_TIMEOUT_S = 0.3
 

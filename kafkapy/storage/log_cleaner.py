@@ -28,7 +28,7 @@ from kafkapy.storage.offset_map import SkimpyOffsetMap
 
 __all__ = ["LogCleaner", "CleanerConfig", "Throttler"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.log.LogCleaner")
 
 
 @dataclass

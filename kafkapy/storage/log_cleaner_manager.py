@@ -27,7 +27,7 @@ from kafkapy.storage.log_cleaner_pass import LogCleaningAbortedError, LogToClean
 
 __all__ = ["LogCleanerManager", "LOG_CLEANING_IN_PROGRESS", "LOG_CLEANING_ABORTED", "LOG_CLEANING_PAUSED"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.log.LogCleaner")  # Kafka's loggerName = LogCleaner
 
 LOG_CLEANING_IN_PROGRESS = "LogCleaningInProgress"
 LOG_CLEANING_ABORTED = "LogCleaningAborted"

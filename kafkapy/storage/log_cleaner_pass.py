@@ -51,7 +51,7 @@ from kafkapy.storage.offset_map import SkimpyOffsetMap
 __all__ = ["Cleaner", "CleanerStats", "LogToClean", "LogCleaningAbortedError", "replace_segments",
            "group_segments_by_size"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.log.LogCleaner")  # Kafka's Cleaner: loggerName = LogCleaner
 
 _INT32_MAX = 2**31 - 1
 _OFFSET_SIZE = struct.Struct(">qi")

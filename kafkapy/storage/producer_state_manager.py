@@ -42,7 +42,7 @@ from kafkapy.storage.transaction_index import AbortedTxn, TransactionIndex
 __all__ = ["ProducerStateManager", "AppendAnalysis", "SNAPSHOT_FILE_SUFFIX", "read_snapshot", "write_snapshot",
            "snapshot_file_name", "list_snapshot_offsets"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("org.apache.kafka.storage.internals.log.ProducerStateManager")
 
 SNAPSHOT_FILE_SUFFIX = ".snapshot"
 PRODUCER_SNAPSHOT_VERSION = 1

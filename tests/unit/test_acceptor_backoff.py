@@ -46,7 +46,7 @@ class Sink:
 
 
 def test_emfile_pauses_accepting_with_one_log_line(caplog) -> None:
-    caplog.set_level(logging.DEBUG, logger="kafkapy.server.network.acceptor")
+    caplog.set_level(logging.DEBUG, logger="kafka.network.DataPlaneAcceptor")
     config = KafkaConfig.from_properties(None, {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": "/nonexistent"})
     sink = Sink()
     acceptor = Acceptor(config.listener_endpoints()[0], config, [sink])

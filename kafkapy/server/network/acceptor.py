@@ -28,7 +28,7 @@ from typing import Protocol
 from kafkapy.server.kafka_config import EndPoint, KafkaConfig
 from kafkapy.server.network.connection_quotas import ConnectionQuotas
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.network.DataPlaneAcceptor")
 
 _POLL_TIMEOUT_S = 0.3
 _RESOURCE_ERRNOS = frozenset((errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM))

@@ -15,7 +15,7 @@ import threading
 
 from kafkapy.server.kafka_config import KafkaConfig
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.network.ConnectionQuotas")
 
 
 def parse_overrides(text: str) -> dict[str, int]:

@@ -21,7 +21,7 @@ from typing import Any
 from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 
 # One logger and one line format for every refused login (TLS handshake, SASL), as Kafka's Selector logs them.
-auth_log = logging.getLogger("kafkapy.server.network.authentication")
+auth_log = logging.getLogger("org.apache.kafka.common.network.Selector")
 
 
 def log_authentication_failure(address: str, connection_id: str, reason: object) -> None:

@@ -79,7 +79,7 @@ from kafkapy.server.network.sasl_session import (
 from kafkapy.server.network.ssl_principal_mapper import distinguished_name
 from kafkapy.server.network.ssl_transport import SslTransport
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.network.Processor")
 
 _HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _RAW_TOKEN_HEADER = struct.Struct(">hhihi")  # + client_id length -1, auth_bytes length

@@ -25,7 +25,7 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.server.purgatory.delayed_operation import DelayedOperation
 from kafkapy.server.purgatory.timer import SystemTimer
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.server.DelayedOperationPurgatory")
 
 
 T = TypeVar("T", bound=DelayedOperation)

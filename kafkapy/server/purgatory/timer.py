@@ -19,7 +19,7 @@ import threading
 
 from kafkapy.common.time import SYSTEM, Time
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("org.apache.kafka.server.util.timer.SystemTimer")
 
 
 class TimerTask:

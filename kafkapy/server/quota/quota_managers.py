@@ -28,7 +28,7 @@ from kafkapy.server.quota.client_quota_store import (
     ClientQuotaStore,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.server.ClientQuotaManager")
 _PRODUCE = int(ApiKey.PRODUCE)
 _FETCH = int(ApiKey.FETCH)
 # Requests Kafka never throttles on the request quota (ApiVersions, SASL, inter-broker/controller RPCs).

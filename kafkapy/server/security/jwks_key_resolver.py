@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import jwt
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("org.apache.kafka.common.security.oauthbearer.internals.secured.RefreshingHttpsJwks")
 
 MAX_JWKS_BYTES = 1 << 20
 MISSING_KEY_ID_CACHE_MAX_ENTRIES = 16

@@ -34,7 +34,7 @@ UNSECURED_HANDLER = ("org.apache.kafka.common.security.oauthbearer.internals.uns
                      "OAuthBearerUnsecuredValidatorCallbackHandler")
 JWKS_ENDPOINT_URL = "sasl.oauthbearer.jwks.endpoint.url"
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler")
 
 # A lookup returns (value, the key it was found under); value None when unset everywhere.
 Lookup = Callable[[str], tuple[Any, str]]

@@ -36,7 +36,7 @@ from kafkapy.storage.log_segment import (
 
 __all__ = ["load_log", "LoadedLog"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.log.LogLoader")
 
 _INDEX_SUFFIXES = (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)
 

@@ -26,7 +26,7 @@ from kafkapy.protocol.messages.sasl_handshake import SaslHandshakeRequest
 
 pytestmark = pytest.mark.timeout(120)
 
-AUTH_LOGGER = "kafkapy.server.network.authentication"
+AUTH_LOGGER = "org.apache.kafka.common.network.Selector"
 SECURED_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 INVALID_TOKEN = '{"status":"invalid_token"}'
 

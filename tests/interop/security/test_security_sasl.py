@@ -130,7 +130,7 @@ def test_confluent_kafka_oauthbearer_unsecured_jws(secure_broker):
 def test_kafkapy_client_reauthenticates_before_the_session_expires(secure_broker, caplog):
     from kafkapy.client.producer import KafkaProducer
 
-    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
+    caplog.set_level("INFO", logger="org.apache.kafka.common.network.Selector")
     producer = KafkaProducer({"bootstrap.servers": secure_broker.bootstrap("REAUTH"),
                               "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
                               "sasl.username": "alice", "sasl.password": "alice-secret", "client.id": "own-reauth"})

@@ -15,7 +15,7 @@ from kafkapy.protocol.messages.sasl_handshake import SaslHandshakeRequest
 
 pytestmark = pytest.mark.timeout(120)
 
-AUTH_LOGGER = "kafkapy.server.network.authentication"
+AUTH_LOGGER = "org.apache.kafka.common.network.Selector"
 
 
 def plain_token(user: str, password: str) -> bytes:

@@ -123,7 +123,7 @@ def _broker_still_serves(broker) -> None:
 
 
 def test_plaintext_client_on_a_tls_port_is_refused_alone(secure_broker, caplog):
-    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
+    caplog.set_level("INFO", logger="org.apache.kafka.common.network.Selector")
     from kafkapy.protocol.header import RequestHeader, encode_request
     from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
 
@@ -137,7 +137,7 @@ def test_plaintext_client_on_a_tls_port_is_refused_alone(secure_broker, caplog):
 
 @pytest.mark.parametrize("case", ["no-certificate", "untrusted-ca"])
 def test_client_certificate_refused_on_a_required_listener(secure_broker, caplog, case):
-    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
+    caplog.set_level("INFO", logger="org.apache.kafka.common.network.Selector")
     ctx = _ssl_client_context(secure_broker, rogue=case == "untrusted-ca")
     with socket.create_connection(("127.0.0.1", secure_broker.port("MTLS")), timeout=10) as raw:
         with pytest.raises((ssl.SSLError, ConnectionError)):
@@ -187,7 +187,7 @@ def test_kafkapy_client_and_tools_with_a_client_certificate(secure_broker, tmp_p
 
 
 def test_enabled_protocols_and_cipher_suites(secure_broker, caplog):
-    caplog.set_level("INFO", logger="kafkapy.server.network.authentication")
+    caplog.set_level("INFO", logger="org.apache.kafka.common.network.Selector")
     ctx = _ssl_client_context(secure_broker)
     with socket.create_connection(("127.0.0.1", secure_broker.port("TLS12")), timeout=10) as raw:
         with ctx.wrap_socket(raw, server_hostname="localhost") as tls:

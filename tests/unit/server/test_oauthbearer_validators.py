@@ -250,7 +250,8 @@ def test_secured_validator_settings_accept(keys, jwks_url):
 
 
 def test_jwks_url_without_the_secured_handler_warns(jwks_url, caplog):
-    caplog.set_level("WARNING", logger="kafkapy.server.security.oauthbearer_callback_handlers")
+    caplog.set_level("WARNING",
+                     logger="org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler")
     values = {"sasl.oauthbearer.jwks.endpoint.url": jwks_url}
     validator = build_oauthbearer_validator(lambda key: (values.get(key), "listener.name.x.oauthbearer." + key), {})
     assert isinstance(validator, OAuthBearerUnsecuredValidator)
