@@ -169,6 +169,13 @@ def run_count(n: int, per_topic: int, base: str, timeout_s: float) -> dict[str, 
         restart_cpu = cpu_seconds(broker.proc.pid)
         return {"create_s": create_s, "create_cpu": create_cpu, "metadata_ms": statistics.median(samples) * 1000,
                 "metadata_min_ms": min(samples) * 1000, "restart_s": restart_s, "restart_cpu": restart_cpu}
+    except (RuntimeError, TimeoutError, OSError) as e:
+        try:
+            with open(os.path.join(work, "broker.out"), errors="replace") as f:
+                tail = [line for line in f.read().splitlines() if " ERROR " in line or "Error" in line][-5:]
+        except OSError:
+            tail = []
+        raise RuntimeError(f"{e}; broker log: {tail}") from None
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)

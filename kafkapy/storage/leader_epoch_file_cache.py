@@ -32,9 +32,14 @@ class LeaderEpochFileCache:
         self._lock = threading.RLock()
         self._epochs: list[int] = []
         self._offsets: list[int] = []
+        # What the file durably holds (read at load, or last written with fsync): a write of the same entries
+        # is skipped. A restarted leader re-assigns the epoch its empty log's load truncated, same as on disk.
+        self._on_disk: list[EpochEntry] | None = None
         if checkpoint is not None:
-            for epoch, start in checkpoint.read():
+            read = checkpoint.read()
+            for epoch, start in read:
                 self._assign_locked(epoch, start)
+            self._on_disk = read or None
 
     # --- reads ----------------------------------------------------------------------------------------
 
@@ -148,7 +153,12 @@ class LeaderEpochFileCache:
 
     def _flush(self) -> None:
         if self._checkpoint is not None:
-            self._checkpoint.write(zip(self._epochs, self._offsets, strict=True))
+            entries = list(zip(self._epochs, self._offsets, strict=True))
+            if entries == self._on_disk:
+                return
+            self._on_disk = None  # unknown until this write is done
+            self._checkpoint.write(entries)
+            self._on_disk = entries
 
     def __repr__(self) -> str:
         return f"LeaderEpochFileCache({self.epoch_entries()})"
