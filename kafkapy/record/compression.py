@@ -188,13 +188,15 @@ def decompress(
 
 def iter_decompress(
     codec: int, data: bytes | bytearray | memoryview, max_output: int = MAX_DECOMPRESSED_BYTES,
-    chunk_size: int = STREAM_CHUNK_BYTES,
+    chunk_size: int = STREAM_CHUNK_BYTES, *, strict: bool = False,
 ) -> Iterator[bytes]:
     """Stream the decompressed bytes of `data` as chunks of at most about `chunk_size` bytes (an lz4 or
     snappy block is one chunk: at most 4 MiB, resp. its declared length, checked against the budget first).
 
     Raises DecompressedSizeError as soon as the output passes `max_output` bytes, DecompressionError on
-    bytes that are not `codec`. Never holds more than one chunk of output."""
+    bytes that are not `codec`. Never holds more than one chunk of output. `strict` (produce validation of
+    magic-2 batches) also requires lz4 frame header checksums to be right, as every client decoder does;
+    otherwise they are not checked, since Kafka's magic-0 frames carry a wrong one."""
     if codec == CompressionType.NONE:
         yield bytes(data)
         return
@@ -203,7 +205,7 @@ def iter_decompress(
     elif codec == CompressionType.SNAPPY:
         gen = _snappy_chunks(data, max_output)
     elif codec == CompressionType.LZ4:
-        gen = _lz4_chunks(data)
+        gen = _lz4_chunks(data, strict)
     elif codec == CompressionType.ZSTD:
         gen = _zstd_chunks(data, chunk_size, max_output)
     else:
@@ -282,7 +284,7 @@ def _snappy_chunks(data: bytes | bytearray | memoryview, max_output: int) -> Ite
         pos += n
 
 
-def _lz4_chunks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
+def _lz4_chunks(data: bytes | bytearray | memoryview, strict: bool = False) -> Iterator[bytes]:
     mv = memoryview(data)
     end = len(mv)
     pos = 0
@@ -300,7 +302,7 @@ def _lz4_chunks(data: bytes | bytearray | memoryview) -> Iterator[bytes]:
             raise DecompressionError("lz4 dependent blocks are not supported")
         block_checksum = bool(flg & 0x10)
         content_checksum = bool(flg & 0x04)
-        if block_checksum or content_checksum:
+        if strict or block_checksum or content_checksum:
             # Checksums a client's LZ4F decoder verifies: let LZ4F read this frame (its header checksum must
             # then be right, as every magic-2 writer makes it), so a wrong one is refused here too.
             pos = yield from _lz4_checked_frame(mv, pos)

@@ -110,7 +110,7 @@ class LogValidator:
         sink = Recompressor(target[0], target[1]) if recompress and target is not None else None
         try:
             if codec:
-                chunks = iter_decompress(codec, body, self.max_bytes)
+                chunks = iter_decompress(codec, body, self.max_bytes, strict=True)
                 walk.walk_chunks(_fed(chunks, sink) if sink is not None else chunks)
             else:
                 walk.walk_all(body)  # the request's bytes as they are (the compiled walk takes any buffer)

@@ -42,6 +42,12 @@ def recs(*items: tuple[int, int, bytes | None, bytes | None]) -> bytes:
     return b"".join(encode_record(od, tsd, k, v) for od, tsd, k, v in items)
 
 
+def _flip(data: bytes, index: int) -> bytes:
+    out = bytearray(data)
+    out[index] ^= 0xFF
+    return bytes(out)
+
+
 ONE = recs((0, 0, b"k", b"v"))
 POISON = {
     "garbage": (batch(b"\xfe\x01garbage-garbage-garbage", 1), INVALID),
@@ -58,6 +64,8 @@ POISON = {
                              CORRUPT),
     "lz4-frame-without-end-mark": (batch(compress(CompressionType.LZ4, ONE)[:-4], 1, codec=CompressionType.LZ4),
                                    CORRUPT),
+    "lz4-wrong-header-checksum": (batch(_flip(compress(CompressionType.LZ4, ONE), 6), 1, codec=CompressionType.LZ4),
+                                  CORRUPT),
     "snappy-flag-not-snappy": (batch(b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01" + ONE, 1,
                                      codec=CompressionType.SNAPPY), CORRUPT),
 }

@@ -261,3 +261,12 @@ def test_lz4_frames_with_checksums_are_verified(block_checksum: bool, content_ch
         decompress(CompressionType.LZ4, frame[:-3])
     with pytest.raises(DecompressedSizeError):
         list(iter_decompress(CompressionType.LZ4, frame, 100_000))
+
+
+def test_strict_lz4_requires_the_frame_header_checksum() -> None:
+    frame = bytearray(compress(CompressionType.LZ4, b"hello" * 1000))
+    assert b"".join(iter_decompress(CompressionType.LZ4, bytes(frame), strict=True)) == b"hello" * 1000
+    frame[6] ^= 0xFF  # the header checksum (FLG 0x60: no content size)
+    assert b"".join(iter_decompress(CompressionType.LZ4, bytes(frame))) == b"hello" * 1000  # magic-0 tolerance
+    with pytest.raises(DecompressionError):
+        list(iter_decompress(CompressionType.LZ4, bytes(frame), strict=True))
