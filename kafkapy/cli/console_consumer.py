@@ -189,6 +189,12 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         consumer = KafkaConsumer(props)
     except ValueError as e:
         raise ToolError(str(e)) from e
+    from kafkapy.tools.connection_warnings import ConnectionWarner, consumer_log_prefix
+
+    ConnectionWarner(consumer_log_prefix(props)).attach(consumer.client)
+    if args.timeout_ms is None or args.timeout_ms < 0:
+        consumer.client.bootstrap_fail_fast = False  # wait for a broker to come up, as Kafka's consumer does
+    warn_handler = warnings_to_stderr(out.err)
     opts = cc.ConsumeOptions(
         topic=args.topic, partition=args.partition, offset=offset, include=args.include, use_group=has_group,
         max_messages=-1 if args.max_messages is None else args.max_messages,
@@ -207,6 +213,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         raise
     finally:
         consumer.close()
+        warn_handler.close()
         try:
             sink.flush()
         except (BrokenPipeError, ValueError, OSError):
@@ -219,6 +226,30 @@ def execute(args: argparse.Namespace, out: Any) -> int:
             except (BrokenPipeError, ValueError, OSError):
                 pass
     return 0
+
+
+class _ClientWarnings:
+    """Routes the client's NetworkClient WARN lines to stderr in Kafka's tools-log4j layout during a run."""
+
+    def __init__(self, stream: Any) -> None:
+        import logging
+
+        from kafkapy.cli.server import KafkaLogFormatter
+        from kafkapy.tools.connection_warnings import LOGGER_NAME
+
+        self.logger = logging.getLogger(LOGGER_NAME)
+        self.handler = logging.StreamHandler(stream)
+        self.handler.setFormatter(KafkaLogFormatter())
+        self.logger.addHandler(self.handler)
+        self.logger.setLevel(logging.WARNING)
+        self.logger.propagate = False
+
+    def close(self) -> None:
+        self.logger.removeHandler(self.handler)
+
+
+def warnings_to_stderr(stream: Any) -> _ClientWarnings:
+    return _ClientWarnings(stream)
 
 
 def main(argv: list[str]) -> int:

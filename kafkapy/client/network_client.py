@@ -11,7 +11,9 @@ cause; once every bootstrap address has failed hard for BOOTSTRAP_FAIL_FAST_MS, 
 BootstrapUnreachableError naming each address and its cause, instead of retrying until the caller's
 timeout (Kafka's 60 s default.api.timeout.ms). Timeouts are not hard failures: a broker that is
 reachable but slow keeps Kafka's timeouts. After the first successful connection Kafka's retry rules
-apply unchanged (a broker restarting must not make a running client give up).
+apply unchanged (a broker restarting must not make a running client give up). `bootstrap_fail_fast = False`
+keeps Kafka's rule from the start (tools that wait for a broker); `connect_failure_listener(node_id, host,
+port, error)` is told of every failed connection attempt (tools print Kafka's WARN line from it).
 
 Requests may be given as a message or as a `build(version) -> message` callable, so callers can
 fill version-dependent fields after the version is negotiated.
@@ -86,6 +88,11 @@ class NetworkClient:
         self._lock = threading.Lock()
         self._rng = random.Random()
         self._closed = False
+        # Called (node_id, host, port, error) after each failed connection attempt; tools print Kafka's
+        # NetworkClient WARN line from it. None: the client stays silent.
+        self.connect_failure_listener: Callable[[int, str, int, KafkaError], None] | None = None
+        # False: never give up on the bootstrap servers (Kafka's rule; tools that wait for a broker to come up)
+        self.bootstrap_fail_fast = True
 
     # ------------------------------------------------------------------------------------------
     # nodes and connections
@@ -177,6 +184,8 @@ class NetworkClient:
                 conn.connect(min(remaining, int(self.config["socket.connection.setup.timeout.ms"])))
             except KafkaError as e:
                 self._record_failure(node_id)
+                if self.connect_failure_listener is not None:
+                    self.connect_failure_listener(node_id, addr[0], addr[1], e)
                 self._record_bootstrap_failure(node_id, e)
                 self._check_bootstrap_reachable(e)
                 raise
@@ -198,7 +207,7 @@ class NetworkClient:
 
     def _check_bootstrap_reachable(self, error: KafkaError | None = None) -> None:
         """Raise BootstrapUnreachableError once every bootstrap address failed hard for long enough."""
-        if self._ever_connected or len(self._hard_failures) < len(self._bootstrap):
+        if self._ever_connected or not self.bootstrap_fail_fast or len(self._hard_failures) < len(self._bootstrap):
             return
         if self._time.milliseconds() - min(t for t, _ in self._hard_failures.values()) < BOOTSTRAP_FAIL_FAST_MS:
             return

@@ -35,6 +35,7 @@ from kafkapy.client.group_offsets import CommitFailedError, OffsetAndMetadata
 from kafkapy.client.producer import KafkaProducer
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.tools.connection_warnings import ConnectionWarner, consumer_log_prefix
 from kafkapy.tools.tool_support import IncludeList
 
 log = logging.getLogger("kafka.tools.MirrorMaker$")
@@ -104,14 +105,24 @@ class MirrorMaker:
         self.producer = KafkaProducer(producer_config(options.producer_props))
         self.threads: list[MirrorMakerThread] = []
         try:
+            # the producer keeps its fail-fast bootstrap (an idle one would hold up close()); it warns too
+            ConnectionWarner(f"[Producer clientId={self.producer.client.client_id}] ").attach(self.producer.client)
             for i in range(options.num_streams):
-                consumer = KafkaConsumer(consumer_config(options.consumer_props, i))
+                config = consumer_config(options.consumer_props, i)
+                consumer = KafkaConsumer(config)
+                self._wait_for_brokers(consumer.client, consumer_log_prefix(config))
                 self.threads.append(MirrorMakerThread(self, consumer, i))
         except BaseException:
             for t in self.threads:
                 t.consumer.close(0)
             self.producer.close(0)
             raise
+
+    @staticmethod
+    def _wait_for_brokers(client: Any, log_prefix: str) -> None:
+        """Kafka's clients never give up on an unreachable cluster: keep retrying, one WARN per attempt."""
+        client.bootstrap_fail_fast = False
+        ConnectionWarner(log_prefix).attach(client)
 
     def start(self) -> None:
         log.info("Starting mirror maker")
@@ -204,11 +215,11 @@ class MirrorMakerThread(threading.Thread):
         self.consumer = consumer
         self.offsets: dict[TopicPartition, int] = {}  # next offset to commit per partition
         self._shutting_down = threading.Event()
-        self._ident = f"[{self.name}] "
+        self._log_ident = f"[{self.name}] "
 
     def run(self) -> None:
         mirror = self.mirror
-        log.info("%sStarting mirror maker thread %s", self._ident, self.name)
+        log.info("%sStarting mirror maker thread %s", self._log_ident, self.name)
         interval_s = mirror.options.offset_commit_interval_ms / 1000.0
         try:
             self.consumer.subscribe(pattern=mirror.pattern, listener=_CommitOnRevoke(self))
@@ -224,21 +235,21 @@ class MirrorMakerThread(threading.Thread):
             if not (self._shutting_down.is_set() and isinstance(e, KafkaError)):
                 mirror.exiting_on_send_failure = True
                 mirror.failure = mirror.failure or e
-                log.critical("%sMirror maker thread failure due to %s", self._ident, e, exc_info=e)
+                log.critical("%sMirror maker thread failure due to %s", self._log_ident, e, exc_info=e)
         finally:
             try:
-                log.info("%sFlushing producer.", self._ident)
+                log.info("%sFlushing producer.", self._log_ident)
                 mirror.producer.flush()
-                log.info("%sCommitting consumer offsets.", self._ident)
+                log.info("%sCommitting consumer offsets.", self._log_ident)
                 self.commit()
             except Exception as e:  # noqa: BLE001 - CoreUtils.swallow: log and go on closing
-                log.error("%s%s", self._ident, e)
-            log.info("%sShutting down consumer connectors.", self._ident)
+                log.error("%s%s", self._log_ident, e)
+            log.info("%sShutting down consumer connectors.", self._log_ident)
             try:
                 self.consumer.close()
             except Exception as e:  # noqa: BLE001
-                log.error("%s%s", self._ident, e)
-            log.info("%sMirror maker thread stopped", self._ident)
+                log.error("%s%s", self._log_ident, e)
+            log.info("%sMirror maker thread stopped", self._log_ident)
 
     def flush_and_commit(self) -> None:
         self.mirror.producer.flush()
@@ -246,7 +257,7 @@ class MirrorMakerThread(threading.Thread):
 
     def commit(self) -> None:
         if self.mirror.exiting_on_send_failure:
-            log.info("%sExiting on send failure, skip committing offsets.", self._ident)
+            log.info("%sExiting on send failure, skip committing offsets.", self._log_ident)
             return
         if not self.offsets:
             return
@@ -257,13 +268,13 @@ class MirrorMakerThread(threading.Thread):
             log.warning("%sFailed to commit offsets because the consumer group has rebalanced and assigned "
                         "partitions to another instance. If you see this regularly, it could indicate that you "
                         "need to either increase the consumer's session.timeout.ms or reduce the number of "
-                        "records handled on each iteration with max.poll.records", self._ident)  # fmt: skip
+                        "records handled on each iteration with max.poll.records", self._log_ident)  # fmt: skip
 
     def shutdown(self) -> None:
-        log.info("%s%s shutting down", self._ident, self.name)
+        log.info("%s%s shutting down", self._log_ident, self.name)
         self._shutting_down.set()
         self.consumer.wakeup()
 
     def await_shutdown(self) -> None:
         self.join()
-        log.info("%sMirror maker thread shutdown complete", self._ident)
+        log.info("%sMirror maker thread shutdown complete", self._log_ident)
