@@ -522,6 +522,12 @@ class AdminClient:
         """Log dirs of each broker (all brokers by default), with replica sizes and lags."""
         return replicas.describe_log_dirs(self._calls, brokers, topics, timeout_ms)
 
+    def alter_replica_log_dirs(self, assignment: Mapping[Any, str], timeout_ms: float | None = None
+                               ) -> dict[Any, KafkaError | None]:
+        """Move replicas ((topic, partition, broker_id) -> log dir) between a broker's log dirs (AlterReplicaLogDirs);
+        the error of each replica (None: the move started, or the dir is remembered for a replica made later)."""
+        return replicas.alter_replica_log_dirs(self._calls, assignment, timeout_ms)
+
     def elect_leaders(
         self,
         election_type: ElectionType = ElectionType.PREFERRED,

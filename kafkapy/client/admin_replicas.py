@@ -118,6 +118,42 @@ def describe_log_dirs(
         out[broker] = calls.call(broker, build, 35, calls.remaining(deadline), handle, "describeLogDirs")
     return out
 
+def alter_replica_log_dirs(calls: AdminCalls, assignment: Mapping[Any, str], timeout_ms: float | None = None
+                           ) -> dict[Any, KafkaError | None]:
+    """AlterReplicaLogDirs to each replica's broker. Keys are (topic, partition, broker_id) replicas (Kafka's
+    TopicPartitionReplica: attributes topic, partition, broker_id); the value is the destination log dir."""
+    timeout = calls.timeout(timeout_ms)
+    deadline = calls.time.milliseconds() + timeout
+    by_broker: dict[int, dict[str, dict[str, list[int]]]] = {}
+    for replica, path in assignment.items():
+        by_broker.setdefault(replica.broker_id, {}).setdefault(path, {}).setdefault(replica.topic, []).append(
+            replica.partition)
+    out: dict[Any, KafkaError | None] = {}
+    for broker, dirs in by_broker.items():
+        def build(version: int, dirs: dict[str, dict[str, list[int]]] = dirs) -> Any:
+            R = M.AlterReplicaLogDirsRequest
+            return R(dirs=[R.AlterReplicaLogDir(path=path, topics=[R.AlterReplicaLogDirTopic(name=t, partitions=ps)
+                                                                    for t, ps in topics.items()])
+                           for path, topics in dirs.items()])
+
+        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+            return {TopicPartition(t.topic_name, p.partition_index): error_or_none(p.error_code)
+                    for t in resp.results for p in t.partitions}
+
+        try:
+            codes = calls.call(broker, build, 34, calls.remaining(deadline), handle, "alterReplicaLogDirs")
+        except KafkaError as e:
+            codes = {}
+            for replica in assignment:
+                if replica.broker_id == broker:
+                    out[replica] = e
+        for replica in assignment:
+            if replica.broker_id == broker and replica not in out:
+                tp = TopicPartition(replica.topic, replica.partition)
+                out[replica] = codes[tp] if tp in codes else error_from_code(
+                    -1, f"The response from broker {broker} did not contain a result for replica {replica}")
+    return out
+
 # ------------------------------------------------------------------------------------------
 # leaders and reassignments
 

@@ -175,6 +175,11 @@ class IsrChangeNotification(WatchEvent):
 
 
 @dataclass(eq=False)
+class LogDirEventNotification(WatchEvent):
+    """/log_dir_event_notification children changed (a broker's log dir went offline, KIP-112)."""
+
+
+@dataclass(eq=False)
 class PreferredReplicaElection(WatchEvent):
     """/admin/preferred_replica_election was written."""
 

@@ -3,6 +3,7 @@ report because someone other than the controller wrote (tools with --zookeeper, 
 partition leaders): new topics and partitions, deletion marks, ISR change notifications, preferred replica
 elections, and the auto leader rebalance (`auto.leader.rebalance.enable`, `leader.imbalance.*`).
 Znodes read and written: /brokers/topics[/<t>], /admin/delete_topics/<t>, /isr_change_notification/*,
+/log_dir_event_notification/*,
 /admin/preferred_replica_election (Kafka's JSON, zk_data.py).
 Thread-safety: none; only the controller's event thread calls these.
 """
@@ -144,6 +145,34 @@ class ClusterEventHandlers:
             self._send(batch)
         if names:
             self.store.delete_children(zk_data.ISR_CHANGE_NOTIFICATION_PATH, names)
+
+    # -- log dir failures brokers reported (KIP-112) ---------------------------------------------------------
+
+    def _on_log_dir_event_notification(self) -> None:
+        """Kafka's processLogDirEventNotification / onBrokerLogDirFailure: send LeaderAndIsr for every replica
+        on the reporting brokers; each answers KAFKA_STORAGE_ERROR for the replicas in its offline dirs, and the
+        LeaderAndIsr response handling (offline_replicas.py) moves their leadership."""
+        ctx = self.ctx
+        names = self.store.children(zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH)
+        brokers: set[int] = set()
+        for name in names:
+            data = self.store.get_json(f"{zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH}/{name}")
+            if isinstance(data, dict) and "broker" in data:
+                brokers.add(int(data["broker"]))
+        try:
+            live = sorted(b for b in brokers if b in ctx.live_brokers)
+            if live:
+                log.info("Received log directory failure notification for brokers %s", ",".join(map(str, live)))
+                batch = BrokerRequestBatch(ctx)
+                for broker in live:
+                    for tp in ctx.partitions_on_broker(broker):
+                        leadership = ctx.leadership.get(tp)
+                        if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
+                            batch.add_leader_and_isr([broker], tp, leadership)
+                self._send(batch)
+        finally:
+            if names:
+                self.store.delete_children(zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH, names)
 
     # -- preferred replica election (tools with --zookeeper, non-controller brokers) ------------------------
 

@@ -44,6 +44,7 @@ from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_config import KafkaConfig
 from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
+from kafkapy.server.log_dir_failure_notifier import LogDirFailureNotifier
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
 from kafkapy.server.purgatory import DelayedOperationPurgatory
@@ -242,6 +243,8 @@ class KafkaServer:
                                      on_leader_and_isr=self._on_leader_and_isr,
                                      on_stop_replica=rm.stop_replicas, on_config_change=rm.update_topic_config,
                                      channel=channel)
+        rm.log_dir_failure_listener = LogDirFailureNotifier(self.broker_id, self.store, self.controller,
+                                                            config.uses_zookeeper)
         elected = self.controller.startup().result(CONTROLLER_STARTUP_TIMEOUT_S)
         if not elected and not config.uses_zookeeper:
             raise RuntimeError(f"Broker {self.broker_id} could not become the controller of its embedded store")

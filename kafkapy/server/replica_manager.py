@@ -10,6 +10,10 @@ response's max_bytes (only the first partition with data may exceed it, by one b
 if fewer than min_bytes are ready the fetch waits in the fetch purgatory (DelayedFetch) until an
 append moves the HW (or the log end for followers) or max_wait_ms elapses. Also ListOffsets,
 OffsetForLeaderEpoch, DeleteRecords and the replication-offset-checkpoint (HW) file.
+JBOD: AlterReplicaLogDirs moves a replica between log dirs (a future log filled by the
+ReplicaAlterLogDirsThread, swapped in when caught up); a log dir whose I/O fails is taken offline as Kafka's
+handleLogDirFailure does (KIP-112): its partitions answer KAFKA_STORAGE_ERROR and `log_dir_failure_listener`
+tells the controller.
 The request/answer value types live in fetch_params.py and partition_response.py (re-exported here).
 Byte format: none of its own (records pass through as bytes / FileRegions).
 Thread-safety: the partition map is copied on write under a lock and read without it; every
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -37,9 +42,11 @@ from kafkapy.common.errors import (
     InvalidTopicExceptionError,
     KafkaError,
     KafkaStorageError,
+    LogDirNotFoundError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     PolicyViolationError,
+    ReplicaNotAvailableError,
     StaleControllerEpochError,
     UnknownTopicOrPartitionError,
 )
@@ -54,6 +61,7 @@ from kafkapy.server.partition_response import PartitionResponse, partition_error
 from kafkapy.server.purgatory.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
 from kafkapy.server.purgatory.delayed_produce import DelayedProduce, ProducePartitionStatus
+from kafkapy.server.replica_alter_log_dirs_thread import ReplicaAlterLogDirsThread
 from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
 from kafkapy.server.replica_fetcher_thread import InitialFetchState
 from kafkapy.server.replication_quota_manager import (
@@ -67,6 +75,8 @@ from kafkapy.server.replication_quota_manager import (
 from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY
 
 log = logging.getLogger("kafka.server.ReplicaManager")
+
+ALTER_LOG_DIRS_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
 @dataclass(slots=True)
@@ -143,6 +153,12 @@ class ReplicaManager:
         self._update_replication_quotas()
         self.replica_fetcher_manager = ReplicaFetcherManager(self.broker_id, config, self.get_partition,
                                                              self.follower_quota, time)
+        self.alter_log_dirs_thread = ReplicaAlterLogDirsThread(self.broker_id, self.get_partition, log_manager,
+                                                               rate=lambda: self._alter_log_dirs_rate)
+        # Told (dir, its partitions) after a log dir went offline: KafkaServer notifies the controller.
+        self.log_dir_failure_listener: Callable[[str, list[TopicPartition]], None] | None = None
+        if log_manager is not None:
+            log_manager.on_log_dir_failure = self.handle_log_dir_failure
         self._shut_down = False
 
     # -- lifecycle --------------------------------------------------------------------------------------
@@ -156,6 +172,7 @@ class ReplicaManager:
         if self._shut_down:
             return
         self._shut_down = True
+        self.alter_log_dirs_thread.shutdown()
         self.replica_fetcher_manager.shutdown()
         self.fetch_purgatory.shutdown()
         self.produce_purgatory.shutdown()
@@ -399,6 +416,7 @@ class ReplicaManager:
             TopicPartition(s.topic, s.partition) for s in stopping)
         for state in stopping:
             tp = TopicPartition(state.topic, state.partition)
+            self.alter_log_dirs_thread.remove_partition(tp)
             with self._lock:
                 partitions = dict(self._partitions)
                 partition = partitions.pop(tp, None)
@@ -440,6 +458,11 @@ class ReplicaManager:
         """leader/follower.replication.throttled.rate: dynamic broker configs (this broker's, else the
         cluster default); unthrottled when unset."""
         effective = self.effective_broker_configs()
+        try:
+            raw_rate = effective.get(ALTER_LOG_DIRS_RATE)
+            self._alter_log_dirs_rate: int | None = int(raw_rate) if raw_rate is not None else None
+        except (TypeError, ValueError):
+            self._alter_log_dirs_rate = None
         for quota, key in ((self.leader_quota, LEADER_THROTTLED_RATE), (self.follower_quota, FOLLOWER_THROTTLED_RATE)):
             raw = effective.get(key)
             try:
@@ -479,6 +502,11 @@ class ReplicaManager:
                 stats.on_append_failed(tp.topic, len(records) if records is not None else 0, e.code)
                 if e.code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     log.debug("Error appending to %s: %s", tp, e)
+            except OSError as e:  # the log dir is failing (ENOSPC, EIO, ...): Kafka takes it offline
+                self._on_append_io_error(tp, e)
+                results[tp] = PartitionResponse(ErrorCode.KAFKA_STORAGE_ERROR)
+                stats.on_append_failed(tp.topic, len(records) if records is not None else 0,
+                                       ErrorCode.KAFKA_STORAGE_ERROR)
             except Exception as e:
                 log.error("Error processing append operation on partition %s", tp, exc_info=e)
                 results[tp] = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
@@ -690,6 +718,75 @@ class ReplicaManager:
 
     def describe_log_dirs(self, *args: Any, **kwargs: Any) -> Any:
         return self.log_manager.describe_log_dirs(*args, **kwargs)
+
+    # -- JBOD: moving replicas between log dirs, offline log dirs -------------------------------------------
+
+    def alter_replica_log_dirs(self, dirs: Mapping[TopicPartition, str]) -> dict[TopicPartition, int]:
+        """Kafka's alterReplicaLogDirs: per partition, start moving its replica to the dir (or remember the dir
+        for a log created later): NONE, LOG_DIR_NOT_FOUND, KAFKA_STORAGE_ERROR (dir offline) or
+        REPLICA_NOT_AVAILABLE (no replica here yet)."""
+        lm = self.log_manager
+        out: dict[TopicPartition, int] = {}
+        for tp, dir_ in dirs.items():
+            try:
+                dest = lm.check_log_dir_online(dir_)
+                if tp in self._offline_partitions:
+                    raise KafkaStorageError(f"Partition {tp} is offline")
+                lm.maybe_update_preferred_log_dir(tp, dest)
+                partition = self._partitions.get(tp)
+                if partition is None or partition.log is None:
+                    raise ReplicaNotAvailableError(f"Replica {self.broker_id} of {tp} is not available")
+                if lm.offline_dirs:  # Kafka: no future log while a dir is offline (it could exist twice)
+                    raise KafkaStorageError(f"Can not move {tp} while log directories are offline")
+                future = lm.get_or_create_future_log(tp, dest)
+                if future is not None:
+                    self.alter_log_dirs_thread.add_partition(tp)
+                else:
+                    self.alter_log_dirs_thread.remove_partition(tp)
+                out[tp] = ErrorCode.NONE
+            except (LogDirNotFoundError, KafkaStorageError, ReplicaNotAvailableError) as e:
+                log.warning("Unable to alter log dirs for %s: %s", tp, e)
+                out[tp] = e.code
+            except NotLeaderOrFollowerError as e:
+                log.warning("Unable to alter log dirs for %s: %s", tp, e)
+                out[tp] = ErrorCode.REPLICA_NOT_AVAILABLE
+        return out
+
+    def _on_append_io_error(self, tp: TopicPartition, error: OSError) -> None:
+        partition = self._partitions.get(tp)
+        current = partition.log if partition is not None else None
+        if current is not None and self.log_manager is not None:
+            self.log_manager.log_dir_failed(os.path.dirname(current.dir), error)
+        else:
+            log.error("Error while appending records to %s: %s", tp, error)
+
+    def handle_log_dir_failure(self, dir_: str) -> None:
+        """Kafka's handleLogDirFailure (the LogManager already dropped the dir's logs): stop fetching and moving
+        its partitions, host them as offline (KAFKA_STORAGE_ERROR), then tell the listener (the controller)."""
+        log.warning("Stopping serving replicas in dir %s", dir_)
+        lm = self.log_manager
+        gone = sorted(tp for tp in self._partitions if lm.is_in_offline_dir(tp))
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(gone)
+        for tp in list(self.alter_log_dirs_thread.partitions()):
+            if tp in gone or lm.future_log(tp) is None:
+                self.alter_log_dirs_thread.remove_partition(tp)
+        with self._lock:
+            partitions = dict(self._partitions)
+            for tp in gone:
+                partitions.pop(tp, None)
+            self._partitions = partitions
+            self._offline_partitions = self._offline_partitions | set(gone)
+        for tp in gone:
+            self._complete_delayed_requests(tp)
+        log.info("Broker %d stopped fetcher for partitions %s and stopped moving logs for partitions %s because "
+                 "they are in the failed log directory %s.", self.broker_id, ",".join(map(str, gone)),
+                 ",".join(map(str, gone)), dir_)
+        log.warning("Stopped serving replicas in dir %s", dir_)
+        if self.log_dir_failure_listener is not None:
+            try:
+                self.log_dir_failure_listener(dir_, gone)
+            except Exception:
+                log.exception("Could not report the failure of log dir %s", dir_)
 
     # -- background work ------------------------------------------------------------------------------
 

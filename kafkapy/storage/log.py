@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import struct
 import threading
 import uuid
@@ -117,6 +118,16 @@ class _HotConfig:
 SegmentPredicate = Callable[[LogSegment, "LogSegment | None"], bool]
 
 
+_SUFFIXED_DIR = re.compile(r"^(.+)\.[0-9a-f]{32}-(?:delete|future|stray)$")
+
+
+def parse_log_dir_name(name: str) -> TopicPartition:
+    """The partition of a log dir: `<topic>-<partition>`, or Kafka's `<topic>-<partition>.<uuid hex>-future`
+    (a replica being moved between log dirs), `-delete` and `-stray` names (UnifiedLog.parseTopicPartitionName)."""
+    m = _SUFFIXED_DIR.match(name)
+    return TopicPartition.parse(m.group(1) if m else name)
+
+
 def _empty_append_info(log_start_offset: int) -> LogAppendInfo:
     return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, -1, log_start_offset, 0, 0, 0)
 
@@ -128,7 +139,7 @@ class Log:
         self.dir = dir_
         self.config = config
         self.time = time
-        self.topic_partition = TopicPartition.parse(os.path.basename(dir_))
+        self.topic_partition = parse_log_dir_name(os.path.basename(dir_))
         self.lock = threading.RLock()
         self._segments: tuple[LogSegment, ...] = tuple(segments)
         self._bases: tuple[int, ...] = tuple(s.base_offset for s in segments)

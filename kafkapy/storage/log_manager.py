@@ -4,9 +4,17 @@ Per log dir (record-format.md section 10): `recovery-point-offset-checkpoint`, `
 `replication-offset-checkpoint` (HWs handed in by the replica manager), `meta.properties`, the
 `.kafka_cleanshutdown` marker (written at shutdown, removed at startup) and a `.lock` file held with a
 POSIX lock while the broker runs. Partition dirs are `<topic>-<partition>`; a deleted partition is renamed
-`<topic>-<partition>.<32-hex uuid>-delete` and removed after file.delete.delay.ms; `-future` and `-stray`
-dirs are left alone. Startup after an unclean shutdown recovers segments past each log's recovery point.
+`<topic>-<partition>.<32-hex uuid>-delete` and removed after file.delete.delay.ms; `-stray` dirs are left
+alone. Startup after an unclean shutdown recovers segments past each log's recovery point.
 Retention (cleanup_logs) and flushing (flush_dirty_logs) are driven by the server calling in with the time.
+
+JBOD (Kafka's LogManager): a replica moving to another log dir (AlterReplicaLogDirs) gets a future log in
+`<topic>-<partition>.<32-hex uuid>-future` there (`get_or_create_future_log`), filled by the broker's
+ReplicaAlterLogDirsThread; `replace_current_with_future_log` renames the current dir `...-delete`, the future
+one `<topic>-<partition>`, and swaps them in the map. A move not finished at shutdown is dropped (its future log
+deleted); a future dir found at startup (after a crash) is left alone, not resumed. A log dir whose I/O fails goes offline (KIP-112:
+`mark_log_dir_offline`): its logs are dropped and closed, nothing is written to it again, partitions it held
+cannot be created elsewhere until a restart, and `on_log_dir_failure(dir)` tells the broker.
 
 Thread-safety: one lock guards the partition map and the per-dir log counts, held only for map updates;
 creating or deleting one partition's log also holds that partition's stripe of `_creation_locks`, so a
@@ -16,6 +24,7 @@ created (files written and fsynced) in parallel. Each Log has its own lock.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -25,6 +34,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kafkapy.common.errors import LogDirNotFoundError, ReplicaNotAvailableError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.storage.checkpoint_file import (
@@ -52,7 +62,8 @@ from kafkapy.storage.meta_properties import (
     write_meta_properties,
 )
 
-__all__ = ["LogManager", "delete_dir_name", "LOCK_FILE", "DELETE_DIR_SUFFIX", "FUTURE_DIR_SUFFIX", "STRAY_DIR_SUFFIX"]
+__all__ = ["LogManager", "delete_dir_name", "is_log_dir_failure", "future_dir_name", "LOCK_FILE", "DELETE_DIR_SUFFIX",
+           "FUTURE_DIR_SUFFIX", "STRAY_DIR_SUFFIX"]
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +76,21 @@ TopicIdLike = uuid.UUID | bytes | str
 _CREATION_LOCK_STRIPES = 64
 
 
-def delete_dir_name(tp: TopicPartition) -> str:
+def delete_dir_name(tp: TopicPartition, dir_suffix: str = DELETE_DIR_SUFFIX) -> str:
     """`<topic>-<partition>.<uuid hex>-delete`, the topic cut so the name stays within 255 characters."""
-    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{dir_suffix}"
     return tp.topic[: max(0, min(len(tp.topic), 255 - len(suffix)))] + suffix
+
+
+def future_dir_name(tp: TopicPartition) -> str:
+    """`<topic>-<partition>.<uuid hex>-future` (Kafka's LocalLog.logFutureDirName)."""
+    return delete_dir_name(tp, FUTURE_DIR_SUFFIX)
+
+
+def is_log_dir_failure(e: BaseException) -> bool:
+    """An I/O error that takes a log dir offline (Kafka: any IOException). Running out of file descriptors is
+    the process's limit, not the disk's: it fails the one operation (the partition goes offline), not the dir."""
+    return isinstance(e, OSError) and e.errno not in (errno.EMFILE, errno.ENFILE)
 
 
 def _to_uuid(topic_id: TopicIdLike | None) -> uuid.UUID | None:
@@ -100,6 +122,12 @@ class LogManager:
         self.had_clean_shutdown: dict[str, bool] = {}
         self._started = False
         self.cleaner: LogCleaner | None = None
+        self._future_logs: dict[TopicPartition, Log] = {}
+        self._preferred_dirs: dict[TopicPartition, str] = {}  # AlterReplicaLogDirs before the log exists
+        self._offline_dirs: frozenset[str] = frozenset()
+        self._offline_partitions: dict[TopicPartition, str] = {}  # partition -> the offline dir it was in
+        # Called (outside the lock) once per log dir that fails: the broker's LogDirFailureHandler.
+        self.on_log_dir_failure: Callable[[str], None] | None = None
 
     # --- startup ------------------------------------------------------------------------------------
 
@@ -224,10 +252,20 @@ class LogManager:
         found = self._logs.get(tp)
         return os.path.dirname(found.dir) if found else None
 
-    def _next_log_dir(self) -> str:
-        """The log dir holding the fewest partitions (the first such). Caller holds `_lock`."""
+    def _next_log_dir(self, tp: TopicPartition) -> str:
+        """The dir an AlterReplicaLogDirs chose for it, else the online log dir holding the fewest partitions
+        (the first such). Caller holds `_lock`."""
+        offline_in = self._offline_partitions.get(tp)
+        if offline_in is not None:
+            raise KafkaStorageError(f"Can not create log for {tp} because log directory {offline_in} is offline")
+        preferred = self._preferred_dirs.pop(tp, None)
+        if preferred is not None and preferred not in self._offline_dirs:
+            return preferred
+        online = [d for d in self.log_dirs if d not in self._offline_dirs]
+        if not online:
+            raise KafkaStorageError(f"Can not create log for {tp} because all log directories are offline")
         counts = self._dir_counts
-        return min(self.log_dirs, key=lambda d: counts[d])  # min keeps the first of equals
+        return min(online, key=lambda d: counts[d])  # min keeps the first of equals
 
     def _creation_lock(self, tp: TopicPartition) -> threading.Lock:
         return self._creation_locks[hash(tp) % _CREATION_LOCK_STRIPES]
@@ -257,14 +295,17 @@ class LogManager:
                         PartitionMetadataFile(os.path.join(existing.dir, PARTITION_METADATA_FILE)).write(tid)
                         existing.topic_id = tid
                 return existing
-            parent = self._next_log_dir()
+            parent = self._next_log_dir(tp)
             self._dir_counts[parent] += 1  # counted now, so concurrent creations spread over the dirs
         try:
             config = log_config if log_config is not None else self._topic_config(tp.topic)
             created = Log.open(os.path.join(parent, str(tp)), config, self.time, 0, 0, True, tid)
-        except BaseException:
+        except BaseException as e:
             with self._lock:
                 self._dir_counts[parent] -= 1
+            if is_log_dir_failure(e):
+                self.log_dir_failed(parent, e)
+                raise KafkaStorageError(f"Error while creating log for {tp} in dir {parent}: {e}") from e
             raise
         with self._lock:
             self._logs[tp] = created
@@ -291,7 +332,10 @@ class LogManager:
 
     def async_delete(self, tp: TopicPartition) -> Log | None:
         """Forget the partition, rename its dir `...-delete`, remove it after file.delete.delay.ms."""
+        if tp in self._future_logs:
+            self.remove_future_log(tp)
         with self._creation_lock(tp), self._lock:
+            self._preferred_dirs.pop(tp, None)
             removed = self._logs.pop(tp, None)
             if removed is None:
                 return None
@@ -303,13 +347,152 @@ class LogManager:
             with removed.lock:
                 # Not closed here: a fetch response may still be sending from its files.
                 removed.rename_dir(delete_dir_name(tp))
-            self._checkpoint_dir(parent)
+            self._checkpoint_dir_or_fail(parent)
             delay = self.default_config.file_delete_delay_ms
             if delay <= 0:
                 removed.delete()
             else:
                 self._logs_to_delete.append((self.time.milliseconds() + delay, removed))
             return removed
+
+    # --- moving a replica to another log dir (Kafka's future replica) --------------------------------------
+
+    def check_log_dir_online(self, dir_: str) -> str:
+        """The configured dir's absolute path; LogDirNotFoundError when not configured, KafkaStorageError when
+        offline (Kafka's isLogDirOnline checks)."""
+        path = os.path.abspath(dir_)
+        if path not in self.log_dirs:
+            raise LogDirNotFoundError(f"Log dir {path} is not found in the config.")
+        if path in self._offline_dirs:
+            raise KafkaStorageError(f"Log directory {path} is offline")
+        return path
+
+    def maybe_update_preferred_log_dir(self, tp: TopicPartition, dir_: str) -> None:
+        """Where the partition's log goes when it is created later (AlterReplicaLogDirs before LeaderAndIsr)."""
+        with self._lock:
+            if tp not in self._logs:
+                self._preferred_dirs[tp] = os.path.abspath(dir_)
+
+    def future_log(self, tp: TopicPartition) -> Log | None:
+        return self._future_logs.get(tp)
+
+    def get_or_create_future_log(self, tp: TopicPartition, dir_: str) -> Log | None:
+        """Kafka's Partition.maybeCreateFutureReplica: the future log of `tp` in `dir_`, created when the current
+        log is elsewhere (None when the current log already is in `dir_`). A future log in another dir is
+        removed first (the move's destination changed). Raises when the partition has no log here."""
+        dest = self.check_log_dir_online(dir_)
+        with self._creation_lock(tp):
+            with self._lock:
+                current = self._logs.get(tp)
+                if current is None:
+                    raise ReplicaNotAvailableError(f"Partition {tp} has no local replica")
+                existing = self._future_logs.get(tp)
+                if existing is not None and os.path.dirname(existing.dir) == dest:
+                    return existing
+            if existing is not None:
+                self.remove_future_log(tp)
+            if os.path.dirname(current.dir) == dest:
+                return None
+            try:
+                future = Log.open(os.path.join(dest, future_dir_name(tp)), current.config, self.time, 0, 0, True,
+                                  current.topic_id)
+            except OSError as e:
+                if is_log_dir_failure(e):
+                    self.log_dir_failed(dest, e)
+                raise KafkaStorageError(f"Error while creating future log for {tp} in dir {dest}: {e}") from e
+            with self._lock:
+                self._future_logs[tp] = future
+            if self.cleaner is not None:
+                self.cleaner.abort_cleaning(tp, os.path.dirname(current.dir))
+            log.info("Created log for partition %s in %s (future replica of %s)", tp, future.dir, current.dir)
+            return future
+
+    def remove_future_log(self, tp: TopicPartition) -> None:
+        """Abort a move: delete the future log."""
+        with self._lock:
+            future = self._future_logs.pop(tp, None)
+        if future is not None:
+            with future.lock:
+                future.close()
+                future.delete()
+
+    def replace_current_with_future_log(self, tp: TopicPartition) -> Log:
+        """Kafka's replaceCurrentWithFutureLog: the future log becomes the partition's log, the old one is
+        deleted. The caller stops appends to both (the partition's lock) and has checked they hold the same
+        offsets."""
+        with self._creation_lock(tp), self._lock:
+            future = self._future_logs.pop(tp)
+            current = self._logs[tp]
+            old_parent, new_parent = os.path.dirname(current.dir), os.path.dirname(future.dir)
+            with current.lock:
+                current.rename_dir(delete_dir_name(tp))
+            with future.lock:
+                future.rename_dir(str(tp))
+            self._logs[tp] = future
+            self._dir_counts[old_parent] -= 1
+            self._dir_counts[new_parent] += 1
+            self._logs_to_delete.append((self.time.milliseconds() + self.default_config.file_delete_delay_ms,
+                                         current))
+        for parent in (old_parent, new_parent):
+            self._checkpoint_dir_or_fail(parent)
+        log.info("The current replica of %s moved to %s", tp, future.dir)
+        return future
+
+    # --- offline log dirs (KIP-112) -------------------------------------------------------------------
+
+    @property
+    def offline_dirs(self) -> frozenset[str]:
+        return self._offline_dirs
+
+    def is_in_offline_dir(self, tp: TopicPartition) -> bool:
+        return tp in self._offline_partitions
+
+    def log_dir_failed(self, dir_: str, error: BaseException) -> None:
+        """An I/O error in `dir_` (Kafka's LogDirFailureChannel.maybeAddOfflineLogDir): take it offline once."""
+        path = os.path.abspath(dir_)
+        if path not in self.log_dirs or path in self._offline_dirs:
+            return
+        log.error("Error while writing to log dir %s: %s", path, error)
+        self.mark_log_dir_offline(path)
+        if self.on_log_dir_failure is not None:
+            self.on_log_dir_failure(path)
+
+    def mark_log_dir_offline(self, dir_: str) -> list[TopicPartition]:
+        """Stop using every log in `dir_` (Kafka's handleLogDirFailure on the LogManager side): the logs and
+        future logs there are dropped and closed (their files are left as they are). Returns its partitions."""
+        path = os.path.abspath(dir_)
+        with self._lock:
+            if path in self._offline_dirs:
+                return []
+            self._offline_dirs = self._offline_dirs | {path}
+            gone = {tp: lg for tp, lg in self._logs.items() if os.path.dirname(lg.dir) == path}
+            futures = {tp: lg for tp, lg in self._future_logs.items() if os.path.dirname(lg.dir) == path}
+            for tp in gone:
+                del self._logs[tp]
+                self._offline_partitions[tp] = path
+            for tp in futures:
+                del self._future_logs[tp]
+            self._dir_counts[path] = 0
+        for tp, lg in list(gone.items()) + list(futures.items()):
+            try:  # the disk is failing: the cleaner's checkpoint and closing may fail too
+                if self.cleaner is not None:
+                    self.cleaner.abort_cleaning(tp, path)
+                lg.close()
+            except Exception as e:
+                log.debug("Closing %s in offline dir %s: %s", tp, path, e)
+        fd = self._dir_lock_fds.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+        log.warning("Stopped serving replicas in dir %s: %s", path, ",".join(str(tp) for tp in sorted(gone)))
+        return sorted(gone)
+
+    def _checkpoint_dir_or_fail(self, dir_: str) -> None:
+        if dir_ in self._offline_dirs:
+            return
+        try:
+            self._checkpoint_dir(dir_)
+        except OSError as e:
+            self.log_dir_failed(dir_, e)
 
     # --- periodic work --------------------------------------------------------------------------------
 
@@ -323,7 +506,10 @@ class LogManager:
         now = self.time.milliseconds() if now_ms is None else now_ms
         total = 0
         for lg in self.all_logs():
-            total += delete_old_segments(lg, now)
+            try:
+                total += delete_old_segments(lg, now)
+            except OSError as e:
+                self.log_dir_failed(os.path.dirname(lg.dir), e)
         with self._lock:
             due = [(t, lg) for t, lg in self._logs_to_delete if t <= now]
             self._logs_to_delete = [(t, lg) for t, lg in self._logs_to_delete if t > now]
@@ -335,9 +521,12 @@ class LogManager:
         """Flush rolled segments, and logs whose last flush is older than their flush.ms."""
         now = self.time.milliseconds() if now_ms is None else now_ms
         for lg in self.all_logs():
-            lg.flush_pending()
-            if now - lg.last_flush_time >= lg.config.flush_ms:
-                lg.flush()
+            try:
+                lg.flush_pending()
+                if now - lg.last_flush_time >= lg.config.flush_ms:
+                    lg.flush()
+            except OSError as e:
+                self.log_dir_failed(os.path.dirname(lg.dir), e)
 
     # --- checkpoints ----------------------------------------------------------------------------------
 
@@ -356,7 +545,7 @@ class LogManager:
         """Write recovery-point-offset-checkpoint and log-start-offset-checkpoint in every dir."""
         with self._lock:
             for dir_ in self.log_dirs:
-                self._checkpoint_dir(dir_)
+                self._checkpoint_dir_or_fail(dir_)
 
     def checkpoint_high_watermarks(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
         """Write replication-offset-checkpoint in each dir with the HWs of the partitions stored there."""
@@ -367,7 +556,12 @@ class LogManager:
                 if lg is not None and os.path.dirname(lg.dir) in by_dir:
                     by_dir[os.path.dirname(lg.dir)][tp] = hw
             for dir_, hws in by_dir.items():
-                OffsetCheckpointFile(os.path.join(dir_, REPLICATION_OFFSET_CHECKPOINT_FILE)).write(hws)
+                if dir_ in self._offline_dirs:
+                    continue
+                try:
+                    OffsetCheckpointFile(os.path.join(dir_, REPLICATION_OFFSET_CHECKPOINT_FILE)).write(hws)
+                except OSError as e:
+                    self.log_dir_failed(dir_, e)
 
     def read_high_watermarks(self) -> dict[TopicPartition, int]:
         result: dict[TopicPartition, int] = {}
@@ -378,12 +572,20 @@ class LogManager:
     # --- describe -------------------------------------------------------------------------------------
 
     def describe_log_dirs(self) -> dict[str, list[tuple[TopicPartition, int, int, bool]]]:
-        """Per log dir: (partition, size in bytes, offset lag 0, is_future False), as DescribeLogDirs reports."""
+        """Per log dir: (partition, size in bytes, offset lag, is_future), as DescribeLogDirs reports; a future
+        log's lag is how far it is behind the current log's end. Offline dirs are listed empty (see
+        `offline_dirs`)."""
         result: dict[str, list[tuple[TopicPartition, int, int, bool]]] = {d: [] for d in self.log_dirs}
-        for tp, lg in sorted(self._logs.items()):
+        logs, futures = dict(self._logs), dict(self._future_logs)
+        for tp, lg in sorted(logs.items()):
             parent = os.path.dirname(lg.dir)
             if parent in result:
                 result[parent].append((tp, lg.size_in_bytes, 0, False))
+        for tp, lg in sorted(futures.items()):
+            parent, current = os.path.dirname(lg.dir), logs.get(tp)
+            lag = max(0, current.log_end_offset - lg.log_end_offset) if current is not None else 0
+            if parent in result:
+                result[parent].append((tp, lg.size_in_bytes, lag, True))
         return result
 
     @staticmethod
@@ -398,6 +600,8 @@ class LogManager:
         """Flush and close every log, write checkpoints and the clean-shutdown marker, release the dir locks."""
         if self.cleaner is not None:
             self.cleaner.shutdown()
+        for tp in list(self._future_logs):
+            self.remove_future_log(tp)  # a move not finished by now is not resumed at the next start
         with self._lock:
             for lg in self._logs.values():
                 lg.flush()

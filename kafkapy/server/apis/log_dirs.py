@@ -1,11 +1,14 @@
-"""DescribeLogDirs (35) v0-4 and DeleteRecords (21) v0-2.
+"""DescribeLogDirs (35) v0-4, AlterReplicaLogDirs (34) v0-2 and DeleteRecords (21) v0-2.
 
 DescribeLogDirs (Kafka's ReplicaManager.describeLogDirs): one result per configured log dir with the
 partitions stored there (size, offset lag, is_future), filtered by the requested topics (null = all);
 v3 adds a top-level error code, v4 the file system's total/usable bytes. A topic hosted in a dir but
 not asked for still appears there with no partitions, as in Kafka. Data comes from
 `log_manager.describe_log_dirs() -> {dir: [(tp, size, offset_lag, is_future)]}` and
-`log_manager.log_dir_usage(dir) -> (total, usable)`.
+`log_manager.log_dir_usage(dir) -> (total, usable)`; an offline log dir (KIP-112) is answered
+KAFKA_STORAGE_ERROR, a future replica (a move between dirs) is listed with is_future_key.
+AlterReplicaLogDirs (KafkaApis.handleAlterReplicaLogDirsRequest): ALTER on the cluster, else
+CLUSTER_AUTHORIZATION_FAILED for every partition; the rest is `replica_manager.alter_replica_log_dirs({tp: dir})`.
 DeleteRecords: partitions this broker does not know are UNKNOWN_TOPIC_OR_PARTITION; the others go to
 `replica_manager.delete_records(timeout_ms, {tp: offset}) -> {tp: (low_watermark, error_code)}`.
 Thread-safety: stateless.
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
+    ClusterAuthorizationFailedError,
     KafkaError,
     KafkaStorageError,
     TopicAuthorizationFailedError,
@@ -27,6 +31,8 @@ from kafkapy.common.errors import (
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
     DescribeLogDirsRequest,
@@ -57,8 +63,13 @@ def handle_describe_log_dirs(ctx: RequestContext, request: DescribeLogDirsReques
     if request.topics is not None:
         wanted = {TopicPartition(t.topic, p) for t in request.topics for p in t.partitions}
     results = []
+    offline = log_manager.offline_dirs
     for log_dir, entries in log_manager.describe_log_dirs().items():
         result = DLResp.DescribeLogDirsResult(error_code=0, log_dir=log_dir, topics=[])
+        if log_dir in offline:
+            result.error_code = KafkaStorageError.code
+            results.append(result)
+            continue
         try:
             result.total_bytes, result.usable_bytes = _usage(log_manager, log_dir)
             by_topic: dict[str, list[Any]] = defaultdict(list)
@@ -76,6 +87,34 @@ def handle_describe_log_dirs(ctx: RequestContext, request: DescribeLogDirsReques
             result.error_code, result.topics = e.code, []
         results.append(result)
     return DLResp(throttle_time_ms=0, error_code=0, results=results)
+
+
+ARResp = AlterReplicaLogDirsResponse
+
+
+def _alter_results(request: AlterReplicaLogDirsRequest, codes: dict[TopicPartition, int]) -> AlterReplicaLogDirsResponse:
+    by_topic: dict[str, list[Any]] = defaultdict(list)
+    for tp, code in codes.items():
+        by_topic[tp.topic].append(ARResp.AlterReplicaLogDirPartitionResult(partition_index=tp.partition,
+                                                                           error_code=code))
+    return ARResp(throttle_time_ms=0, results=[ARResp.AlterReplicaLogDirTopicResult(topic_name=t, partitions=ps)
+                                               for t, ps in by_topic.items()])
+
+
+def _partition_dirs(request: AlterReplicaLogDirsRequest) -> dict[TopicPartition, str]:
+    return {TopicPartition(t.name, p): d.path for d in request.dirs for t in d.topics for p in t.partitions}
+
+
+def _alter_error(request: AlterReplicaLogDirsRequest, version: int, code: int) -> AlterReplicaLogDirsResponse:
+    return _alter_results(request, dict.fromkeys(_partition_dirs(request), code))
+
+
+@api(ApiKey.ALTER_REPLICA_LOG_DIRS, 0, 2, error_response=_alter_error)
+def handle_alter_replica_log_dirs(ctx: RequestContext, request: AlterReplicaLogDirsRequest
+                                  ) -> AlterReplicaLogDirsResponse:
+    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER):
+        return _alter_error(request, ctx.api_version, ClusterAuthorizationFailedError.code)
+    return _alter_results(request, ctx.server.replica_manager.alter_replica_log_dirs(_partition_dirs(request)))
 
 
 DRResp = DeleteRecordsResponse
