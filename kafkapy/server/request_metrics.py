@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 import threading
 from array import array
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from itertools import groupby
 from typing import Any
@@ -137,6 +137,43 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
     return counts
 
 
+def _make_collector(cls: Any) -> Callable[[Any], list[Any]] | None:
+    """A function listing a response's error codes for the usual shapes (top-level fields, one level of items,
+    topics -> partitions), built once per response class; None for other shapes (error_counts walks those)."""
+    plan = _plan(cls, cls)
+    parts: list[tuple[str, str, str]] = [("top", name, "") for name in plan.errors]
+    for name, elem_cls in plan.arrays:
+        elem = _plan(elem_cls, cls)
+        if not elem.arrays and elem.errors:
+            parts.append(("one", name, ""))
+        elif elem.leaf is not None:
+            if elem.errors:
+                parts.append(("one", name, ""))
+            parts.append(("two", name, elem.arrays[0][0]))
+        else:
+            return None
+    if len(parts) == 1 and parts[0][0] == "two":  # Produce, Fetch, ...: topics -> partitions
+        _, outer, inner = parts[0]
+        return lambda body: [p.error_code for t in getattr(body, outer) or () for p in getattr(t, inner) or ()]
+
+    def collect(body: Any) -> list[Any]:
+        codes: list[Any] = []
+        for kind, outer, inner in parts:
+            if kind == "top":
+                codes.append(getattr(body, outer))
+            elif kind == "one":
+                codes += [item.error_code for item in getattr(body, outer) or ()]
+            else:
+                codes += [p.error_code for t in getattr(body, outer) or () for p in getattr(t, inner) or ()]
+        return codes
+
+    return collect
+
+
+_UNKNOWN = object()
+_collectors: dict[Any, Any] = {}
+
+
 class _ApiMetrics:
     __slots__ = ("name", "histograms", "requests_by_version", "errors", "group")
 
@@ -222,10 +259,21 @@ class RequestMetrics:
         api_key = header.api_key
         none = 1
         if body is not None:
-            counts = error_counts(body)
-            none = counts.pop(0, 0)
-            if counts:
-                self._errors.append((api_key, counts))
+            collect = _collectors.get(type(body), _UNKNOWN)
+            if collect is _UNKNOWN:
+                collect = _collectors[type(body)] = _make_collector(type(body))
+            if collect is None:  # an unusual response shape: the general walk
+                counts = error_counts(body)
+                none = counts.pop(0, 0)
+                if counts:
+                    self._errors.append((api_key, counts))
+            else:
+                codes = collect(body)
+                none = codes.count(0)
+                if none != len(codes):
+                    none += codes.count(None)
+                    if none != len(codes):
+                        self._errors.append((api_key, dict(Counter(c for c in codes if c))))
         size = len(request.frame)
         self._buf.extend((api_key, header.api_version, ctx.quota_exempt, request.start_ns,
                           request.dequeue_ns or request.start_ns, ctx.handler_ns, send_start_ns, self._clock(), size,

@@ -161,3 +161,24 @@ def test_accumulators_fold_into_meters() -> None:
     for t in threads:
         t.join()
     assert (acc.drain(), acc.drain(), shared.drain(), shared.drain()) == (5, 0, 4000, 0)
+
+
+def test_error_code_collectors_agree_with_the_general_walk() -> None:
+    from collections import Counter
+
+    from kafkapy.protocol.messages import FetchResponse, MetadataResponse, ProduceResponse
+    from kafkapy.server.request_metrics import _make_collector, error_counts
+
+    bodies = [
+        ProduceResponse(responses=[ProduceResponse.TopicProduceResponse(name="a", partition_responses=[
+            ProduceResponse.PartitionProduceResponse(index=0, error_code=0),
+            ProduceResponse.PartitionProduceResponse(index=1, error_code=6)])]),
+        FetchResponse(error_code=0, responses=[FetchResponse.FetchableTopicResponse(topic="a", partitions=[
+            FetchResponse.PartitionData(partition_index=0, error_code=1)])]),
+        MetadataResponse(topics=[MetadataResponse.MetadataResponseTopic(name="x", error_code=3, partitions=[
+            MetadataResponse.MetadataResponsePartition(error_code=5)])]),
+    ]
+    for body in bodies:
+        collect = _make_collector(type(body))
+        assert collect is not None
+        assert dict(Counter(c or 0 for c in collect(body))) == error_counts(body), type(body).__name__
