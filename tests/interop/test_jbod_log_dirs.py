@@ -9,6 +9,7 @@ failure test runs last."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -22,6 +23,7 @@ ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, Producer  # noqa: E402
 from confluent_kafka import TopicPartition as CkTp  # noqa: E402
 
+from kafkapy.cli.reassign_partitions import main as reassign_main  # noqa: E402
 from kafkapy.client.admin import AdminClient  # noqa: E402
 from kafkapy.common.errors import KafkaStorageError, LogDirNotFoundError  # noqa: E402
 from kafkapy.protocol.messages import ProduceRequest  # noqa: E402
@@ -133,6 +135,41 @@ def test_unknown_log_dir_and_no_replica(broker, admin, dirs) -> None:
     current, _ = dir_of(admin, "stay")
     assert admin.alter_replica_log_dirs({r: current}) == {r: None}  # already there: nothing to move
     assert dir_of(admin, "stay") == (current, None)
+
+
+def test_reassign_partitions_moves_log_dirs_with_a_throttle(broker, admin, dirs, capsys, tmp_path) -> None:
+    topic = "tool-moved"
+    broker.create_topic(topic, 1)
+    produce(broker.bootstrap, topic, 0, 1500)
+    source, _ = dir_of(admin, topic)
+    target = dirs[1] if source == dirs[0] else dirs[0]
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic, "partition": 0, "replicas": [0], "log_dirs": [target]}]}))
+    base = ["--bootstrap-server", broker.bootstrap, "--reassignment-json-file", str(plan)]
+    assert reassign_main([*base, "--execute", "--replica-alter-log-dirs-throttle", "600000"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "The replica-alter-dir throttle limit was set to 600000 B/s" in out
+    assert out[-1] == f"Successfully started moving log directory to {target} for replica {topic}-0 with broker 0 "
+    rm = broker.server.replica_manager
+    deadline = time.monotonic() + 10
+    while rm._alter_log_dirs_rate != 600000:  # the dynamic broker config reached the mover
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    lines: list[str] = []
+    deadline = time.monotonic() + 30
+    while f"Reassignment of replica {topic}-0-0 completed successfully." not in lines:
+        assert time.monotonic() < deadline, lines
+        time.sleep(0.3)
+        assert reassign_main([*base, "--verify"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert f"Reassignment of replica {topic}-0-0 completed successfully." in lines or \
+            f"Reassignment of replica {topic}-0-0 is still in progress." in lines
+    assert "Clearing broker-level throttles on broker 0" in lines
+    assert rm._alter_log_dirs_rate is None
+    assert dir_of(admin, topic) == (target, None)
+    got = read_all(broker.bootstrap, topic, 1500)
+    assert [(o, k) for o, k, _ in got] == [(i, str(i).encode()) for i in range(1500)]
 
 
 def test_failed_log_dir_goes_offline(broker, admin, dirs, caplog, wire_client) -> None:
