@@ -6,16 +6,19 @@ Columns (Spark's KafkaWriter): `value` (string or binary, required), `key` (stri
 driver with Spark's wording. Each task hands its Arrow batches to one kafkapy.client KafkaProducer
 configured from the `kafka.*` options (`kafka.acks`, `kafka.compression.type`, `kafka.linger.ms`,
 `kafka.batch.size`, ...) through spark/batch_sink.ArrowBatchSink: rows are encoded column-wise and
-appended a whole producer batch at a time (batch.size defaults to SINK_BATCH_SIZE when not given). The option `kafkapy.writer=per-record` selects the former
+appended a whole producer batch at a time (batch.size defaults to SINK_BATCH_SIZE when not given), with
+one producer per Python worker and option set, kept across tasks (dropped when a task fails). The option `kafkapy.writer=per-record` selects the former
 path (one producer.send per row; kept for the benchmark's before/after). The task flushes and fails
 on the first delivery error. Like Spark's sink, writes are at-least-once: a retried task produces its
 rows again.
 
-Thread-safety: one producer per task; the delivery callback only records the first error.
+Thread-safety: a task uses the worker's producer from its own thread (Spark runs one task at a time in a
+Python worker; the cache is locked); the delivery callback only records the first error.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -81,20 +84,42 @@ def _producer(options: SinkOptions, batched: bool = False) -> Any:
     return KafkaProducer(params)
 
 
+_producers: dict[tuple, Any] = {}
+_producers_lock = threading.Lock()
+
+
+def _worker_producer(options: SinkOptions) -> tuple[tuple, Any]:
+    """The Python worker's producer for these options (Spark's JVM sink caches its producers per
+    executor the same way): tasks that follow reuse its connections, metadata and Sender thread."""
+    key = tuple(sorted(options.kafka.items()))
+    with _producers_lock:
+        producer = _producers.get(key)
+        if producer is None:
+            producer = _producers[key] = _producer(options, batched=True)
+    return key, producer
+
+
 def write_batches(options: SinkOptions, batches: Iterator[Any]) -> int:
     """Produce every row of `batches`; returns the number of records acknowledged."""
     if options.writer == PER_RECORD:
         return write_batches_per_record(options, batches)
     from kafkapy.spark.batch_sink import ArrowBatchSink
 
-    producer = _producer(options, batched=True)
+    key, producer = _worker_producer(options)
+    done = False
     try:
         sink = ArrowBatchSink(producer, options.topic)
         for batch in batches:
             sink.add(batch)
-        return sink.close()
+        count = sink.close()
+        done = True
+        return count
     finally:
-        producer.close()
+        if not done:  # a failed task drops the producer (and what it still buffers), as Spark's sink does
+            with _producers_lock:
+                if _producers.get(key) is producer:
+                    del _producers[key]
+            producer.close(0)
 
 
 def write_batches_per_record(options: SinkOptions, batches: Iterator[Any]) -> int:

@@ -106,3 +106,24 @@ def test_null_topic_and_delivery_errors_fail_the_write(kafkapy_broker) -> None:
     with pytest.raises(KafkaError) as e:
         _write(bootstrap, [_batch(rows)], "sink-small", **{"batch.size": "100000", "retries": "0"})
     assert e.value.code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+def test_tasks_in_one_worker_share_a_producer_and_a_failure_drops_it(kafkapy_broker) -> None:
+    from kafkapy.spark import writer
+    from kafkapy.spark.options import parse_sink_options
+
+    bootstrap = kafkapy_broker.bootstrap
+    create_topic(bootstrap, "sink-reuse", 1)
+    options = parse_sink_options({"kafka.bootstrap.servers": bootstrap, "topic": "sink-reuse"})
+    rows = [{"value": b"r%d" % i} for i in range(10)]
+    assert writer.write_batches(options, iter([_batch(rows)])) == 10
+    key = tuple(sorted(options.kafka.items()))
+    first = writer._producers[key]
+    assert writer.write_batches(options, iter([_batch(rows)])) == 10
+    assert writer._producers[key] is first
+    assert [m.value() for m in consume_all(bootstrap, "sink-reuse", 1, 20)] == [r["value"] for r in rows] * 2
+    with pytest.raises(KafkaSinkError):
+        writer.write_batches(parse_sink_options({"kafka.bootstrap.servers": bootstrap}),
+                             iter([_batch([{"topic": None, "value": b"x"}])]))
+    assert tuple(sorted(parse_sink_options({"kafka.bootstrap.servers": bootstrap}).kafka.items())) \
+        not in writer._producers
