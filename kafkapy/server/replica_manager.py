@@ -504,6 +504,7 @@ class ReplicaManager:
                     log.debug("Error appending to %s: %s", tp, e)
             except OSError as e:  # the log dir is failing (ENOSPC, EIO, ...): Kafka takes it offline
                 self._on_append_io_error(tp, e)
+                partitions, offline = self._partitions, self._offline_partitions  # its other partitions too
                 results[tp] = PartitionResponse(ErrorCode.KAFKA_STORAGE_ERROR)
                 stats.on_append_failed(tp.topic, len(records) if records is not None else 0,
                                        ErrorCode.KAFKA_STORAGE_ERROR)

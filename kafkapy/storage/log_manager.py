@@ -483,7 +483,7 @@ class LogManager:
         fd = self._dir_lock_fds.pop(path, None)
         if fd is not None:
             os.close(fd)
-        log.warning("Stopped serving replicas in dir %s: %s", path, ",".join(str(tp) for tp in sorted(gone)))
+        log.warning("Stopping serving logs in dir %s: %s", path, ",".join(str(tp) for tp in sorted(gone)))
         return sorted(gone)
 
     def _checkpoint_dir_or_fail(self, dir_: str) -> None:
