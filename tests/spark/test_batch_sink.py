@@ -116,6 +116,17 @@ def test_tasks_in_one_worker_share_a_producer_and_a_failure_drops_it(kafkapy_bro
     create_topic(bootstrap, "sink-reuse", 1)
     options = parse_sink_options({"kafka.bootstrap.servers": bootstrap, "topic": "sink-reuse"})
     rows = [{"value": b"r%d" % i} for i in range(10)]
+    try:
+        _reuse_and_drop(writer, options, rows, bootstrap)
+    finally:  # the worker cache outlives a task, not this test's broker
+        for p in writer._producers.values():
+            p.close(0)
+        writer._producers.clear()
+
+
+def _reuse_and_drop(writer, options, rows, bootstrap) -> None:
+    from kafkapy.spark.options import parse_sink_options
+
     assert writer.write_batches(options, iter([_batch(rows)])) == 10
     key = tuple(sorted(options.kafka.items()))
     first = writer._producers[key]
