@@ -20,6 +20,14 @@ the epoll set is never touched through a Python-side registry). Linux only (sele
 A bad connection (size prefix < 8, < 0 or > socket.request.max.bytes, refused before allocating;
 socket errors; any exception while serving it) is closed alone; the Processor keeps serving.
 
+Memory (queued.max.request.bytes > 0): the SocketServer's MemoryPool (memory_pool.py) counts the bytes of
+requests in flight. A frame's announced size is reserved when its size prefix is read, before any of its
+bytes are buffered, and released when its response is handed back (enqueue_response) or the connection
+closes; when the pool refuses, that connection is not read again (it stays muted for memory, the bytes
+already read kept in `pending`) until a release wakes the Processor, which serves waiting connections in
+arrival order. Without a pool too, a frame's buffer grows in 1 MiB steps as its bytes arrive: an
+announced size alone costs nothing.
+
 TLS listeners (SSL, SASL_SSL): each connection gets an SslTransport (ssl_transport.py); the
 Processor runs its handshake step by step as bytes arrive (a failed handshake, e.g. a plaintext
 client or an untrusted client certificate, closes that connection with one INFO line), then
