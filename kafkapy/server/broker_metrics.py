@@ -293,7 +293,7 @@ class BrokerMetrics:
         def buffer_utilization() -> int:
             # Kafka: 100 x the offset map's utilization after the last pass (the map stays filled until the next).
             maps = [t.cleaner.offset_map for t in threads() if getattr(t, "cleaner", None) is not None]
-            return int(100 * max((m.utilization() for m in maps), default=0.0))
+            return int(100 * max((m.utilization for m in maps), default=0.0))
 
         g.gauge("max-buffer-utilization-percent", buffer_utilization)
         g.gauge("DeadThreadCount", lambda: sum(1 for t in threads() if not t.is_alive()))

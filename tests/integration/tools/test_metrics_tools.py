@@ -104,6 +104,9 @@ def test_prometheus_serves_kafka_metric_names(broker: Any, produced: int) -> Non
     assert samples['kafka_network_requestmetrics_errors_total{error="NONE",request="Produce"}'] >= 1
     assert 0.0 <= samples["kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent"] <= 1.0
     assert 0.0 <= samples["kafka_network_socketserver_networkprocessoravgidlepercent"] <= 1.0
+    for name in ("max_buffer_utilization_percent", "max_clean_time_secs", "cleaner_recopy_percent", "deadthreadcount"):
+        assert samples[f"kafka_log_logcleaner_{name}"] >= 0.0
+    assert samples["kafka_server_kafkaserver_brokerstate"] == 3.0
 
 
 def test_bytes_out_counts_what_consumers_fetched(broker: Any, produced: int) -> None:
