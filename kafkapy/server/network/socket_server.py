@@ -687,8 +687,9 @@ class Processor:
         if sasl is not None and not sasl.authenticated:
             # Kafka's SaslServerAuthenticator: a frame before authentication is capped much lower.
             if size > self._sasl_max_receive:
-                raise AuthenticationFailure(f"Invalid SASL frame (size = {size} larger than "
-                                            f"sasl.server.max.receive.size {self._sasl_max_receive})")
+                # Kafka's SaslServerAuthenticator message, then the sizes.
+                raise AuthenticationFailure(f"Failing SASL authentication due to invalid receive size (size = {size} "
+                                            f"larger than sasl.server.max.receive.size {self._sasl_max_receive})")
             if sasl.raw_tokens and sasl.state is SaslState.AUTHENTICATE:
                 return  # a bare token may be shorter than a request header
         if size > self._max_request_size:
