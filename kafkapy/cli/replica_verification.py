@@ -5,7 +5,9 @@ Flags: --broker-list (REQUIRED; --bootstrap-server accepted too), --topics-inclu
 --max-wait-ms (1000), --time (initial offsets: -1 latest, -2 earliest, or a timestamp; default -1),
 --report-interval-ms (30000). Prints `<date>: verification process is started.` and then, every report
 interval, `<date>: max lag is N for partition t-0 at offset M among K partitions`; runs until Ctrl-C /
-SIGTERM. Replicas whose batch offsets differ: one line and exit 1. Logic: kafkapy/tools/replica_verification.py.
+SIGTERM. Replicas whose batch offsets differ: one line and exit 1. --output json: one object per line instead
+({"time", "event": "started" | "lag" (maxLag, topic, partition, offset, partitions) | "checksum" | "mismatch"
+(message)}). Logic: kafkapy/tools/replica_verification.py.
 Thread-safety: main thread, one run.
 """
 
@@ -47,17 +49,31 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     try:
         verifier = rv.ReplicaVerifier(admin, args.topics_include, args.fetch_size, args.max_wait_ms, args.time,
                                       args.report_interval_ms)
-        out.line(f"{verifier.now()}: verification process is started.")
+        if out.json:
+            out.emit({"time": verifier.now(), "event": "started"})
+        else:
+            out.line(f"{verifier.now()}: verification process is started.")
         out.flush()
         while True:
             report = verifier.verify_round(verifier.fetch_round())
             for line in report.mismatches:
-                out.line(line)
+                if out.json:
+                    out.emit({"time": verifier.now(), "event": "checksum", "message": line})
+                else:
+                    out.line(line)
             if report.partition is not None and verifier.report_due():
-                out.line(rv.lag_line(report, verifier.now()))
+                if out.json:
+                    out.emit({"time": verifier.now(), "event": "lag", "maxLag": report.max_lag,
+                              "topic": report.partition.topic, "partition": report.partition.partition,
+                              "offset": report.offset, "partitions": report.partitions})
+                else:
+                    out.line(rv.lag_line(report, verifier.now()))
             out.flush()
     except rv.ReplicaMismatchError as e:
-        out.line(str(e))
+        if out.json:
+            out.emit({"time": verifier.now(), "event": "mismatch", "message": str(e)})
+        else:
+            out.line(str(e))
         return 1
     finally:
         admin.close()

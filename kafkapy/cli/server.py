@@ -433,7 +433,7 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
                 signal.signal(sig, handler)
 
 
-def _daemonize(args, config) -> int:
+def _daemonize(args, config, renderer=None) -> int:
     # kafka-run-class.sh: LOG_DIR defaults to logs/ under the base dir (ours: the working directory).
     out_dir = logs_dir()
     os.makedirs(out_dir, exist_ok=True)
@@ -463,9 +463,13 @@ def _daemonize(args, config) -> int:
         if rc is not None:
             raise ToolError(f"kafkapy server exited with code {rc} during startup; see {out_path}")
         if os.path.exists(record):
+            if renderer is not None and renderer.json:
+                renderer.document({"pid": child.pid, "started": True, "log": out_path})
             return 0
         time.sleep(0.1)
     sys.stderr.write(f"kafkapy server (pid {child.pid}) is still starting; see {out_path}\n")
+    if renderer is not None and renderer.json:
+        renderer.document({"pid": child.pid, "started": False, "log": out_path})
     return 0
 
 
@@ -485,7 +489,7 @@ def start_main(argv: list[str]) -> int:
     def execute(args, out) -> int:
         config = load_config(args)
         if args.daemon:
-            return _daemonize(args, config)
+            return _daemonize(args, config, out)
         config_file = args.logging_config or config_file_from_environment()
         if config_file is None and not args.daemon_child:
             handler = configure_logging()

@@ -81,6 +81,8 @@ def _start(args: Any, out: Any) -> int:
                 _remove(pid_path)
                 raise ToolError(f"ZooKeeper exited with code {proc.returncode} (see {log.name})")
             if _port_open("127.0.0.1" if address == "0.0.0.0" else address, int(port)):
+                if out.json:
+                    out.document({"pid": proc.pid, "clientPort": int(port), "log": log.name})
                 return 0
             time.sleep(0.1)
         raise ToolError(f"ZooKeeper did not open {address}:{port} within {DAEMON_WAIT_S:.0f} s (see {log.name})")
@@ -117,6 +119,9 @@ def _stop(args: Any, out: Any) -> int:
 
     servers = zs.running(run_dir())
     if not servers:
+        if out.json:
+            out.document({"stopped": []})
+            return 1
         raise ToolError("No zookeeper server to stop", prefixed=False)
     for pid in servers:
         try:
@@ -129,6 +134,8 @@ def _stop(args: Any, out: Any) -> int:
     for pid, path in servers.items():
         if not zs.is_zookeeper(pid):
             _remove(path)
+    if out.json:
+        out.document({"stopped": sorted(servers)})
     return 0
 
 

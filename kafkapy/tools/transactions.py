@@ -49,8 +49,25 @@ class TableResult:
     headers: tuple[str, ...]
     rows: list[tuple[str, ...]]
 
-    def __json__(self) -> list[dict[str, str]]:
-        return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
+    def __json__(self) -> list[dict[str, Any]]:
+        """Rows keyed by Kafka's column names, typed: numbers as numbers, "None" as null, TopicPartitions a list."""
+        return [{h: _typed(h, c) for h, c in zip(self.headers, row, strict=True)} for row in self.rows]
+
+
+_TEXT_COLUMNS = frozenset({"TransactionalId", "TransactionState", "Topic"})
+
+
+def _typed(header: str, cell: str) -> Any:
+    if header in _TEXT_COLUMNS:
+        return cell
+    if header == "TopicPartitions":
+        return cell.split(",") if cell else []
+    if cell == "None":
+        return None
+    try:
+        return int(cell)
+    except ValueError:
+        return cell
 
 
 def list_transactions(admin: Any) -> TableResult:

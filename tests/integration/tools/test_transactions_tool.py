@@ -76,8 +76,14 @@ def test_list_describe_and_abort_a_hanging_transaction(kafkapy_broker, cli, uniq
     r = cli("transactions", "--bootstrap-server", bootstrap, "--output", "json", "list")
     assert r.rc == 0, r.err
     listed = json.loads(r.text)
-    assert {"TransactionalId": txn_id, "Coordinator": "0", "ProducerId": producer_id,
+    assert {"TransactionalId": txn_id, "Coordinator": 0, "ProducerId": int(producer_id),
             "TransactionState": "Ongoing"} in listed
+    r = cli("transactions", "--bootstrap-server", bootstrap, "--output", "json", "describe", "--transactional-id",
+            txn_id)
+    [doc] = json.loads(r.text)
+    assert (doc["ProducerId"], doc["ProducerEpoch"], doc["TopicPartitions"]) == (int(producer_id), 0,
+                                                                                 [f"{unique_topic}-0"])
+    assert isinstance(doc["TransactionTimeoutMs"], int) and doc["TransactionDurationMs"] >= 0
 
     r = cli("transactions", "--bootstrap-server", bootstrap, "abort", "--topic", unique_topic, "--partition", "0",
             "--start-offset", "0")
