@@ -123,8 +123,8 @@ class Meter:
 
 class Accumulator:
     """A single-writer counter for a hot loop (one handler thread's or processor's idle ns): `mark` is a plain
-    add, no lock (only its own thread writes); whoever folds it (`drain`) marks the shared Meter with the
-    delta."""
+    add, no lock (only its own thread writes); whoever folds it (`drain`, one caller at a time) marks the
+    shared Meter with the delta."""
 
     __slots__ = ("total", "_drained")
 

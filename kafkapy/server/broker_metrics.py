@@ -28,6 +28,7 @@ accessors or copies of their maps; a gauge that races a change is retried on the
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -90,6 +91,7 @@ class BrokerMetrics:
                                                          "ZooKeeperRequestLatencyMs"))
         self.endpoint: PrometheusEndpoint | None = None
         self._handler_idle_acc = ThreadAccumulator()
+        self._idle_lock = threading.Lock()
         self._processor_idle_acc: list[tuple[Accumulator, Meter]] = []
         registry.add_folder(self._fold_idle)
 
@@ -118,13 +120,14 @@ class BrokerMetrics:
             self._processor_idle_acc = accumulators
 
     def _fold_idle(self) -> None:
-        delta = self._handler_idle_acc.drain()
-        if delta:
-            self.handler_idle.mark(delta)
-        for acc, meter in self._processor_idle_acc:
-            delta = acc.drain()
+        with self._idle_lock:  # the tick thread and a scrape may fold at once: drain each delta once
+            delta = self._handler_idle_acc.drain()
             if delta:
-                meter.mark(delta)
+                self.handler_idle.mark(delta)
+            for acc, meter in self._processor_idle_acc:
+                delta = acc.drain()
+                if delta:
+                    meter.mark(delta)
 
     def start(self, server: Any) -> None:
         """Register the gauges over a started KafkaServer (typed Any: kafka_server imports this module) and
