@@ -48,8 +48,7 @@ class ReplicaAlterLogDirsThread:
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
-        self._window_start = _time.monotonic()
-        self._window_bytes = 0
+        self._booked_until = _time.monotonic()
 
     # -- control ----------------------------------------------------------------------------------------
 
@@ -145,13 +144,14 @@ class ReplicaAlterLogDirsThread:
             self._on_moved(tp)
 
     def _throttle(self, copied: int) -> None:
+        """Wait until `copied` more bytes fit the rate: each byte books 1/rate s after the previous ones (a copy
+        idle for a while starts afresh, it does not catch up in a burst)."""
         rate = self._rate()
-        if rate is None or rate <= 0:
-            return
         now = _time.monotonic()
-        if now - self._window_start > 1.0:
-            self._window_start, self._window_bytes = now, 0
-        self._window_bytes += copied
-        wait = self._window_bytes / rate - (now - self._window_start)
+        if rate is None or rate <= 0:
+            self._booked_until = now
+            return
+        self._booked_until = max(self._booked_until, now) + copied / rate
+        wait = self._booked_until - now
         if wait > 0:
             self._stopped.wait(min(wait, 10.0))
