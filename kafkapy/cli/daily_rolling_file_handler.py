@@ -68,9 +68,11 @@ def period_start(t: float, unit: str) -> float:
 
 def next_period_start(t: float, unit: str) -> float:
     start = period_start(t, unit)
-    step = {"%M": 60, "%H": 3600, "%d": 86400, "%W": 7 * 86400}.get(unit, 32 * 86400)
-    # Step past the end and snap back, so DST changes and month lengths land on the real boundary.
-    return period_start(start + step + (3600 if unit != "%M" else 0), unit)
+    # Step just past the end and snap back to the period's start, so DST changes (days longer or shorter by
+    # an hour) and month lengths land on the real boundary.
+    step, margin = {"%M": (60, 1), "%H": (3600, 60), "%d": (86400, 3 * 3600),
+                    "%W": (7 * 86400, 3 * 3600), "%m": (28 * 86400, 4 * 86400)}.get(unit, (365 * 86400, 2 * 86400))
+    return period_start(start + step + margin, unit)
 
 
 class DailyRollingFileHandler(logging.handlers.BaseRotatingHandler):

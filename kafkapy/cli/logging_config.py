@@ -44,8 +44,13 @@ _KAFKA_LEVELS = {logging.WARNING: "WARN", logging.CRITICAL: "FATAL", TRACE: "TRA
 class KafkaLogFormatter(logging.Formatter):
     """log4j's `[%d] %p %m (%c)%n`: `[2026-11-21 20:15:00,123] INFO message (logger.name)`."""
 
-    def __init__(self) -> None:
-        super().__init__("[%(asctime)s] %(kafka_level)s %(message)s (%(name)s)")
+    LAYOUT = "[%(asctime)s] %(kafka_level)s %(message)s (%(name)s)"
+
+    def __init__(self, fmt: str | None = None, datefmt: str | None = None, style: str = "%",
+                 validate: bool = True, **kwargs: Any) -> None:
+        # fileConfig passes its format/datefmt/style; without a format this is Kafka's layout. Any format
+        # may use %(kafka_level)s (log4j's %p).
+        super().__init__(fmt or self.LAYOUT, datefmt, style, validate, **kwargs)  # type: ignore[arg-type]
 
     def format(self, record: logging.LogRecord) -> str:
         record.kafka_level = _KAFKA_LEVELS.get(record.levelno, record.levelname)
@@ -147,7 +152,10 @@ def apply_config_file(path: str, directory: str | None = None) -> None:
             text = f.read()
     except OSError as e:
         raise ValueError(f"Cannot read logging configuration {path}: {e.strerror or e}") from e
-    text = text.replace(LOGS_DIR_VARIABLE, directory or logs_dir())
+    if LOGS_DIR_VARIABLE in text:
+        directory = directory or logs_dir()
+        os.makedirs(directory, exist_ok=True)  # log4j's file appenders create their directory
+        text = text.replace(LOGS_DIR_VARIABLE, directory)
     ext = os.path.splitext(path)[1].lower()
     try:
         if ext in (".yaml", ".yml", ".json"):

@@ -21,7 +21,8 @@ from kafkapy.cluster.leader_and_isr import LeaderAndIsr
 from kafkapy.common.topic_partition import TopicPartition
 
 STATE_CHANGE_LOGGER = "state.change.logger"
-TRACE = 5
+TRACE = 5  # log4j's TRACE, below DEBUG
+logging.addLevelName(TRACE, "TRACE")
 
 log = logging.getLogger(STATE_CHANGE_LOGGER)
 

@@ -58,6 +58,7 @@ from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid
 # request may add.
 MAX_PARTITIONS_PER_BATCH = 10_000
 log = logging.getLogger("kafka.controller.KafkaController")
+deletion_log = logging.getLogger("kafka.controller.TopicDeletionManager")
 
 
 def as_bool(value: Any) -> bool:
@@ -66,6 +67,7 @@ def as_bool(value: Any) -> bool:
 
 class TopicHandlers:
     ctx: ControllerContext
+    broker_id: int
     psm: PartitionStateMachine
     rsm: ReplicaStateMachine
     store: MetadataStore
@@ -175,6 +177,9 @@ class TopicHandlers:
         """Kafka's onNewPartitionCreation: New partition and replicas, then both Online (first leader = the
         first live replica, LeaderAndIsr to every replica)."""
         replicas = [(tp, r) for tp in partitions for r in self.ctx.replicas(tp)]
+        if log.isEnabledFor(logging.INFO):
+            log.info("[Controller id=%d] New partition creation callback for %s", self.broker_id,
+                     ",".join(map(str, partitions)))
         self.psm.to_new(partitions)
         self.rsm.handle_state_changes(replicas, ReplicaState.NEW, batch)
         self.psm.to_online(partitions, batch)
@@ -196,6 +201,8 @@ class TopicHandlers:
         results: dict[str, KafkaError | None] = {}
         if not as_bool(self.config.get("delete.topic.enable", True)):
             return {n: TopicDeletionDisabledError("Topic deletion is disabled.") for n in names}
+        log.debug("[Controller id=%d] Delete topics listener fired for topics %s to be deleted", self.broker_id,
+                  ",".join(names))
         to_delete = []
         for name in dict.fromkeys(names):
             if name not in self.ctx.assignments:
@@ -204,6 +211,7 @@ class TopicHandlers:
                 results[name] = None
                 to_delete.append(name)
         if to_delete:
+            log.info("[Controller id=%d] Starting topic deletion for topics %s", self.broker_id, ",".join(to_delete))
             self.store.mark_topics_for_deletion(to_delete)
             if self._active:
                 self._delete_topics(to_delete)
@@ -217,6 +225,8 @@ class TopicHandlers:
         leaves the store."""
         ctx = self.ctx
         ctx.topics_to_be_deleted.update(names)
+        ident = f"[Topic Deletion Manager {self.broker_id}]"
+        deletion_log.info("%s Handling deletion for topics %s", ident, ",".join(names))
         batch = BrokerRequestBatch(ctx)
         partitions = [tp for name in names for tp in ctx.partitions_for_topic(name)]
         batch.add_update_metadata(partitions)
@@ -245,6 +255,7 @@ class TopicHandlers:
             self.store.delete_topic(name)
             ctx.remove_topic(name)
             self.rsm.forget_topic(name)
+            deletion_log.info("%s Deletion of topic %s successfully completed", ident, name)
 
     def resume_topic_deletion(self, broker_ids: set[int]) -> None:
         """Kafka's onBrokerStartup: retry the deletions that waited for replicas on these brokers."""

@@ -251,9 +251,9 @@ class ConfigHelper:
 
     @staticmethod
     def describe_loggers(keys: Iterable[str] | None = None) -> list[DescribedConfig]:
-        """Python loggers with their effective level in log4j's names; 'root' is the root logger."""
-        names = ["root"] + sorted(n for n, lg in logging.root.manager.loggerDict.items()
-                                  if isinstance(lg, logging.Logger))
+        """Python loggers, their parents included (kafka, kafka.controller), with their effective level in
+        log4j's names (Kafka's Log4jController.resolveLevel); 'root' is the root logger."""
+        names = ["root"] + sorted(logging.root.manager.loggerDict)
         wanted = set(keys) if keys else None
         out = []
         for name in names:

@@ -22,6 +22,7 @@ from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.header import RequestHeaderError, decode_request_header
 from kafkapy.protocol.message import Message, ProtocolDecodeError
 from kafkapy.protocol.messages import request_class, response_class
+from kafkapy.server import request_logger
 from kafkapy.server.apis import registry
 from kafkapy.server.apis.registry import DEFERRED, NO_RESPONSE
 from kafkapy.server.network.request_channel import Request, RequestChannel
@@ -65,6 +66,8 @@ class KafkaApis:
                         self.request_classes[header.api_key].NAME, header.api_version, e)
             self.channel.close_connection(request)
             return
+        if request_logger.enabled():  # Kafka's requestLog: taken before a handler may hand the body on
+            ctx.request_log = request_logger.request_json(header.api_key, header.api_version, body)
         start_ns = time.perf_counter_ns()
         try:
             result = spec.handler(ctx, body)

@@ -20,6 +20,7 @@ from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.api_keys import API_NAMES
 from kafkapy.protocol.header import RequestHeader, encode_response
 from kafkapy.protocol.message import Message
+from kafkapy.server import request_logger
 from kafkapy.server.auth.acl_authorizer import SUPPORTED_OPERATIONS, authorization_error, operations_bits
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class RequestContext:
     server: BrokerServices
     handler_ns: int = 0  # the handler thread's time on this request (the request quota)
     quota_exempt: bool = False  # a follower's Fetch: not a client's bytes
+    request_log: Any = None  # the request's JSON, kept only while kafka.request.logger is at DEBUG
 
     @property
     def api_version(self) -> int:
@@ -89,6 +91,8 @@ class RequestContext:
         self.channel.send_response(self.request, chunks, throttle)
         if self.server.metrics is not None:
             self.server.metrics.request_metrics.record(self, body, send_start_ns, throttle)
+        if self.request_log is not None:
+            request_logger.log_completed(self, body, send_start_ns, self.server.time.nanoseconds(), throttle)
 
     def no_response(self) -> None:
         # acks=0 produce: nothing to tell the client, but the quota still mutes its connection (Kafka 2.0+).
@@ -96,6 +100,8 @@ class RequestContext:
         self.channel.send_response(self.request, None, throttle)
         if self.server.metrics is not None:
             self.server.metrics.request_metrics.record(self, None, send_start_ns, throttle)
+        if self.request_log is not None:
+            request_logger.log_completed(self, None, send_start_ns, self.server.time.nanoseconds(), throttle)
 
     def _throttle_ms(self, chunks: Sequence[Any]) -> int:
         quotas = self.server.quotas

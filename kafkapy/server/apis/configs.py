@@ -222,7 +222,9 @@ def handle_alter_configs(ctx: RequestContext, request: AlterConfigsRequest) -> A
 
 def _alter_loggers(ctx: RequestContext, name: str, ops: list[tuple[str, int, str | None]], validate_only: bool) -> None:
     broker_id_of(ctx, name, allow_default=False)
-    known = {n for n, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+    # Parents count too: kafka.controller exists once any kafka.controller.* logger does (Python keeps a
+    # placeholder for it; setting its level makes it a logger whose level the children inherit).
+    known = set(logging.root.manager.loggerDict)
     for logger_name, op, value in ops:
         if op in (OP_APPEND, OP_SUBTRACT):
             raise InvalidRequestError(f"{_OP_NAMES[op]} operation is not allowed for the BROKER_LOGGER resource")
