@@ -669,7 +669,7 @@ class Log:
             except OSError as e:  # a missing dir (deleted log): nothing to snapshot
                 import logging
 
-                logging.getLogger(__name__).debug("No producer snapshot for %s: %s", self.topic_partition, e)
+                logging.getLogger("kafka.log.UnifiedLog").debug("No producer snapshot for %s: %s", self.topic_partition, e)
             for segment in self._segments:
                 segment.close()
             self._pending_deletes.finish(force=True)

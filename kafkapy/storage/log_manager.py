@@ -65,7 +65,7 @@ from kafkapy.storage.meta_properties import (
 __all__ = ["LogManager", "delete_dir_name", "is_log_dir_failure", "future_dir_name", "LOCK_FILE", "DELETE_DIR_SUFFIX",
            "FUTURE_DIR_SUFFIX", "STRAY_DIR_SUFFIX"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafka.log.LogManager")
 
 LOCK_FILE = ".lock"
 DELETE_DIR_SUFFIX = "-delete"
