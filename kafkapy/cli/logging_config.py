@@ -12,7 +12,8 @@ ships the same configuration as a file to copy and edit.
 
 A configuration file (server-start --logging-config, $KAFKAPY_LOG_CONFIG, or
 $KAFKA_LOG4J_OPTS="-Dlog4j.configuration=file:PATH" as kafka-run-class.sh passes it) is read by its
-extension: .yaml/.yml/.json are dictConfig documents, anything else (.ini, .conf, .cfg) a
+extension: .yaml/.yml/.json are dictConfig documents, .properties a log4j 1.x file such as Kafka's own
+config/log4j.properties (translated by log4j_properties.py), anything else (.ini, .conf, .cfg) a
 logging.config.fileConfig INI file. In both, `${kafka.logs.dir}` is replaced by $LOG_DIR (as log4j
 substitutes the system property kafka-run-class.sh sets), before parsing.
 
@@ -158,7 +159,11 @@ def apply_config_file(path: str, directory: str | None = None) -> None:
         text = text.replace(LOGS_DIR_VARIABLE, directory)
     ext = os.path.splitext(path)[1].lower()
     try:
-        if ext in (".yaml", ".yml", ".json"):
+        if ext == ".properties":  # Kafka's own log4j.properties
+            from kafkapy.cli.log4j_properties import to_dict_config
+
+            logging.config.dictConfig(to_dict_config(text, {"kafka.logs.dir": directory or logs_dir()}))
+        elif ext in (".yaml", ".yml", ".json"):
             document = json.loads(text) if ext == ".json" else _yaml_load(text)
             if not isinstance(document, dict):
                 raise ValueError("not a mapping")

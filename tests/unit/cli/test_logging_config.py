@@ -190,3 +190,57 @@ def test_config_file_from_environment() -> None:
     assert config_file_from_environment({"KAFKA_LOG4J_OPTS": "-Dlog4j2.configurationFile=/a.ini"}) == "/a.ini"
     assert config_file_from_environment({"KAFKAPY_LOG_CONFIG": "/b.yaml",
                                          "KAFKA_LOG4J_OPTS": "-Dlog4j.configuration=file:/a.ini"}) == "/b.yaml"
+
+
+LOG4J = """\
+# a log4j 1.x file as Kafka's config/log4j.properties is written
+log4j.rootLogger=INFO, stdout, main
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.Target=System.err
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=%-5p [%t] %m%n
+log4j.appender.main=org.apache.log4j.DailyRollingFileAppender
+log4j.appender.main.DatePattern='.'yyyy-MM-dd-HH
+log4j.appender.main.File=${kafka.logs.dir}/server.log
+log4j.appender.main.layout=org.apache.log4j.PatternLayout
+log4j.appender.main.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.appender.sc=org.apache.log4j.RollingFileAppender
+log4j.appender.sc.File=${kafka.logs.dir}/state-change.log
+log4j.appender.sc.MaxFileSize=5MB
+log4j.appender.sc.MaxBackupIndex=3
+log4j.appender.sc.Threshold=WARN
+log4j.logger.kafka=INFO
+log4j.logger.state.change.logger=TRACE, sc
+log4j.additivity.state.change.logger=false
+"""
+
+
+def test_log4j_properties_translation() -> None:
+    from kafkapy.cli.log4j_properties import python_format
+
+    assert python_format("[%d] %p %m (%c)%n") == KafkaLogFormatter.LAYOUT
+    assert python_format("%-5p [%t] %c{1}: %m (line %L) 100%%%n") == \
+        "%(kafka_level)-5s [%(threadName)s] %(name)s: %(message)s (line %(lineno)d) 100%%"
+
+
+def test_log4j_properties_file_is_applied(tmp_path: Path, restore_logging: None,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "log4j.properties"
+    cfg.write_text(LOG4J)
+    apply_config_file(str(cfg), str(tmp_path / "logs"))
+    sc = logging.getLogger("state.change.logger")
+    assert (sc.level, sc.propagate, logging.getLogger("kafka").level) == (5, False, logging.INFO)
+    rotating = sc.handlers[0]
+    assert isinstance(rotating, logging.handlers.RotatingFileHandler)
+    assert (rotating.maxBytes, rotating.backupCount, rotating.level) == (5 * 1024 * 1024, 3, logging.WARNING)
+    logging.getLogger("kafka.server.KafkaServer").info("to the root's appenders")
+    sc.info("below the appender's threshold")
+    sc.error("state error")
+    for h in [*logging.getLogger().handlers, rotating]:
+        h.flush()
+    server = (tmp_path / "logs" / "server.log").read_text().splitlines()
+    assert len(server) == 1 and LAYOUT.match(server[0]) and server[0].endswith(
+        "] INFO to the root's appenders (kafka.server.KafkaServer)")
+    # An appender without a layout writes Kafka's.
+    assert (tmp_path / "logs" / "state-change.log").read_text().endswith("] ERROR state error (state.change.logger)\n")
+    assert capsys.readouterr().err == "INFO  [MainThread] to the root's appenders\n"
