@@ -98,6 +98,7 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("request.timeout.ms", INT, "30000", None),
     ("message.max.bytes", INT, "1048588", at_least(0)),
     ("fetch.max.bytes", INT, "57671680", at_least(1024)),
+    ("max.incremental.fetch.session.cache.slots", INT, "1000", at_least(0)),
     # sockets and listeners
     ("listeners", STR, "PLAINTEXT://:9092", None),
     ("advertised.listeners", STR, None, None),
