@@ -140,6 +140,9 @@ def _node_info(args: list[str], cwd: str | None) -> tuple[int | None, list[str],
             overrides[k.strip()] = v.strip()
             i += 2
             continue
+        if a == "--logging-config":
+            i += 2  # its value is not the properties file
+            continue
         if a.startswith("--override="):
             k, _, v = a[len("--override=") :].partition("=")
             overrides[k.strip()] = v.strip()

@@ -244,3 +244,13 @@ def test_log4j_properties_file_is_applied(tmp_path: Path, restore_logging: None,
     # An appender without a layout writes Kafka's.
     assert (tmp_path / "logs" / "state-change.log").read_text().endswith("] ERROR state error (state.change.logger)\n")
     assert capsys.readouterr().err == "INFO  [MainThread] to the root's appenders\n"
+
+
+def test_server_stop_does_not_take_the_logging_config_for_the_properties_file(tmp_path: Path) -> None:
+    from kafkapy.cli import server as srv
+
+    (tmp_path / "s.properties").write_text("broker.id=6\n")
+    args = ["--logging-config", "logging.yaml", "s.properties", "--daemon-child"]
+    assert srv._node_info(args, str(tmp_path)) == (6, [], str(tmp_path / "s.properties"))
+    parsed = srv.build_start_parser().parse_args(args)
+    assert (parsed.config, parsed.logging_config, parsed.daemon_child) == ("s.properties", "logging.yaml", True)
