@@ -100,7 +100,7 @@ class LeaderEndpoint:
                                              high_watermark=self.leader.high_watermark,
                                              log_start_offset=self.leader.log_start_offset))
             responses.append(SimpleNamespace(topic=t.topic, partitions=parts))
-        return SimpleNamespace(error_code=0, responses=responses)
+        return SimpleNamespace(error_code=0, session_id=0, responses=responses)  # sessionless (KIP-227)
 
 
 def fetcher(partition: Partition, leader: Partition, epoch: int) -> tuple[ReplicaFetcherThread, LeaderEndpoint]:
