@@ -299,6 +299,11 @@ class ReplicaManager:
             errors.update(self._make_leaders(leaders))
         if followers:
             errors.update(self._make_followers(followers, leader_endpoints or {}))
+        lm = self.log_manager
+        if lm is not None:  # Kafka: a future log loaded at startup resumes its move once the partition is hosted
+            for tp, code in errors.items():
+                if code == ErrorCode.NONE and lm.future_log(tp) is not None:
+                    self.alter_log_dirs_thread.add_partition(tp)
         self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
         return errors
 

@@ -11,8 +11,9 @@ Retention (cleanup_logs) and flushing (flush_dirty_logs) are driven by the serve
 JBOD (Kafka's LogManager): a replica moving to another log dir (AlterReplicaLogDirs) gets a future log in
 `<topic>-<partition>.<32-hex uuid>-future` there (`get_or_create_future_log`), filled by the broker's
 ReplicaAlterLogDirsThread; `replace_current_with_future_log` renames the current dir `...-delete`, the future
-one `<topic>-<partition>`, and swaps them in the map. A move not finished at shutdown is dropped (its future log
-deleted); a future dir found at startup (after a crash) is left alone, not resumed. A log dir whose I/O fails goes offline (KIP-112:
+one `<topic>-<partition>`, and swaps them in the map. A future dir found at startup is loaded as the partition's
+future log when its current log is in another dir (the move resumes once the partition is hosted), else left
+alone. A log dir whose I/O fails goes offline (KIP-112:
 `mark_log_dir_offline`): its logs are dropped and closed, nothing is written to it again, partitions it held
 cannot be created elsewhere until a restart, and `on_log_dir_failure(dir)` tells the broker.
 
@@ -49,7 +50,7 @@ from kafkapy.storage.errors import (
     InconsistentTopicIdError,
     KafkaStorageError,
 )
-from kafkapy.storage.log import Log
+from kafkapy.storage.log import Log, parse_log_dir_name
 from kafkapy.storage.log_cleaner import CleanerConfig, LogCleaner
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_retention import delete_old_segments
@@ -137,8 +138,11 @@ class LogManager:
             for dir_ in self.log_dirs:
                 os.makedirs(dir_, exist_ok=True)
                 self._lock_dir(dir_)
+            futures: list[tuple[str, str]] = []
             for dir_ in self.log_dirs:
-                self._load_logs(dir_)
+                futures += self._load_logs(dir_)
+            for dir_, name in futures:
+                self._load_future_log(dir_, name)
             self._started = True
 
     def start_log_cleaner(self, config: CleanerConfig | None = None, threads: bool = True) -> LogCleaner:
@@ -171,11 +175,29 @@ class LogManager:
             log.warning("Error reading %s of %s, resetting to 0: %s", name, dir_, exc)
             return {}
 
-    def _load_logs(self, dir_: str) -> None:
+    def _load_future_log(self, dir_: str, name: str) -> None:
+        """A move interrupted by a stop resumes (Kafka loads `-future` dirs as future logs): the future log is
+        registered when the partition's current log is in another dir; otherwise the dir is left alone."""
+        path = os.path.join(dir_, name)
+        try:
+            tp = parse_log_dir_name(name)
+        except ValueError:
+            tp = None
+        current = self._logs.get(tp) if tp is not None else None
+        if tp is None or current is None or os.path.dirname(current.dir) == dir_ or tp in self._future_logs:
+            log.info("Leaving %s alone (future replica directory without a current log elsewhere)", path)
+            return
+        self._future_logs[tp] = Log.open(path, current.config, self.time, 0, 0, self.had_clean_shutdown[dir_],
+                                         current.topic_id)
+        log.info("Loaded the future log of %s in %s: its move resumes", tp, path)
+
+    def _load_logs(self, dir_: str) -> list[tuple[str, str]]:
+        """Load the dir's partition logs; returns its `-future` dirs (loaded once every current log is)."""
         clean = os.path.exists(os.path.join(dir_, CLEAN_SHUTDOWN_FILE))
         self.had_clean_shutdown[dir_] = clean
         recovery_points = self._read_checkpoint(dir_, RECOVERY_POINT_CHECKPOINT_FILE)
         start_offsets = self._read_checkpoint(dir_, LOG_START_OFFSET_CHECKPOINT_FILE)
+        futures: list[tuple[str, str]] = []
         for name in sorted(os.listdir(dir_)):
             path = os.path.join(dir_, name)
             if not os.path.isdir(path) or name.startswith("."):
@@ -183,8 +205,11 @@ class LogManager:
             if name.endswith(DELETE_DIR_SUFFIX):
                 shutil.rmtree(path, ignore_errors=True)  # finish a delete interrupted by a stop
                 continue
-            if name.endswith(FUTURE_DIR_SUFFIX) or name.endswith(STRAY_DIR_SUFFIX):
-                log.info("Leaving %s alone (future/stray replica directory)", path)
+            if name.endswith(FUTURE_DIR_SUFFIX):
+                futures.append((dir_, name))
+                continue
+            if name.endswith(STRAY_DIR_SUFFIX):
+                log.info("Leaving %s alone (stray replica directory)", path)
                 continue
             try:
                 tp = TopicPartition.parse(name)
@@ -202,6 +227,7 @@ class LogManager:
             os.unlink(os.path.join(dir_, CLEAN_SHUTDOWN_FILE))
         except FileNotFoundError:
             pass
+        return futures
 
     # --- meta.properties ----------------------------------------------------------------------------
 
@@ -600,12 +626,10 @@ class LogManager:
         """Flush and close every log, write checkpoints and the clean-shutdown marker, release the dir locks."""
         if self.cleaner is not None:
             self.cleaner.shutdown()
-        for tp in list(self._future_logs):
-            self.remove_future_log(tp)  # a move not finished by now is not resumed at the next start
         with self._lock:
-            for lg in self._logs.values():
+            for lg in list(self._logs.values()) + list(self._future_logs.values()):
                 lg.flush()
-                lg.close()
+                lg.close()  # a future log stays on disk: its move resumes at the next start
             for dir_ in self.log_dirs:
                 if dir_ in self._dir_lock_fds:
                     self._checkpoint_dir(dir_)
@@ -619,5 +643,6 @@ class LogManager:
                 os.close(fd)
             self._dir_lock_fds.clear()
             self._logs.clear()
+            self._future_logs.clear()
             self._dir_counts = dict.fromkeys(self.log_dirs, 0)
             self._started = False

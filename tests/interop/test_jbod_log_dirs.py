@@ -220,3 +220,37 @@ def test_failed_log_dir_goes_offline(broker, admin, dirs, caplog, wire_client) -
     assert len(read_all(broker.bootstrap, "survivor", 10)) == 10
     tracebacks = [r for r in caplog.records if r.exc_info]
     assert len(tracebacks) <= 1, [r.getMessage() for r in tracebacks]
+
+
+def test_a_move_resumes_after_a_restart(tmp_path) -> None:
+    dirs2 = (str(tmp_path / "r1"), str(tmp_path / "r2"))
+    overrides = {"log.dirs": ",".join(dirs2), "offsets.topic.replication.factor": "1"}
+    with KafkaBroker(overrides=overrides) as b:
+        b.create_topic("resumed", 1)
+        produce(b.bootstrap, "resumed", 0, 2000)
+        a = AdminClient({"bootstrap.servers": b.bootstrap})
+        try:
+            source, _ = dir_of(a, "resumed")
+            target = dirs2[1] if source == dirs2[0] else dirs2[0]
+            b.server.replica_manager._alter_log_dirs_rate = 200_000  # slow enough to stop it half way
+            assert a.alter_replica_log_dirs({TopicPartitionReplica("resumed", 0, 0): target}) == {
+                TopicPartitionReplica("resumed", 0, 0): None}
+            deadline = time.monotonic() + 10
+            while dir_of(a, "resumed") != (source, target):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        finally:
+            a.close()
+    assert [n for n in os.listdir(target) if n.endswith("-future")]  # left for the next start
+    with KafkaBroker(overrides=overrides) as b:
+        a = AdminClient({"bootstrap.servers": b.bootstrap})
+        try:
+            deadline = time.monotonic() + 30
+            while dir_of(a, "resumed") != (target, None):
+                assert time.monotonic() < deadline, dir_of(a, "resumed")
+                time.sleep(0.1)
+        finally:
+            a.close()
+        got = read_all(b.bootstrap, "resumed", 2000)
+        assert [(o, k) for o, k, _ in got] == [(i, str(i).encode()) for i in range(2000)]
+    assert not [n for d in dirs2 for n in os.listdir(d) if n.endswith("-future")]

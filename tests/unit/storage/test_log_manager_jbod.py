@@ -121,3 +121,30 @@ def test_offline_dir(tmp_path) -> None:
     mgr.shutdown()
     assert os.listdir(failing) == before  # nothing written to the offline dir, not even the clean-shutdown marker
     assert b.is_closed
+
+
+def test_a_move_interrupted_by_a_stop_resumes(tmp_path) -> None:
+    mgr = _manager(tmp_path)
+    log = mgr.get_or_create_log(TP)
+    for _ in range(20):
+        log.append_as_leader(batch(3), 0)
+    target = str(tmp_path / ("d2" if os.path.dirname(log.dir).endswith("d1") else "d1"))
+    partition = FakePartition(log)
+    thread = ReplicaAlterLogDirsThread(0, lambda tp: partition, mgr, chunk_bytes=200)
+    mgr.get_or_create_future_log(TP, target)
+    thread.do_work(TP)
+    copied = mgr.future_log(TP).log_end_offset
+    assert 0 < copied < 60
+    mgr.shutdown()
+    again = _manager(tmp_path)
+    future = again.future_log(TP)
+    assert future is not None and future.log_end_offset == copied and os.path.dirname(future.dir) == target
+    partition = FakePartition(again.get_log(TP))
+    moved: list[TopicPartition] = []
+    thread = ReplicaAlterLogDirsThread(0, lambda tp: partition, again, chunk_bytes=200, on_moved=moved.append)
+    for _ in range(100):
+        if moved:
+            break
+        thread.do_work(TP)
+    assert moved == [TP] and again.log_dir_of(TP) == target and again.get_log(TP).log_end_offset == 60
+    again.shutdown()
