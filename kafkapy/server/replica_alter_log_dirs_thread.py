@@ -1,8 +1,9 @@
 """ReplicaAlterLogDirsThread: copies a partition's current log into its future log in another log dir, then swaps
 them (Kafka's ReplicaAlterLogDirsThread + Partition.maybeReplaceCurrentWithFutureReplica).
 
-Each round, per moving partition: the future log is first brought into the current log's range (started at the
-current log start offset when it lags behind it, truncated when the current log was truncated below it), then
+Each round, per moving partition: the future log is first brought into the current log's range (truncated where
+its leader epochs diverge from the current log's, started at the current log start offset when it lags behind
+it, truncated when the current log was truncated below it), then
 the next whole batches from the future log's end are read from the current log's segment files (at most
 `chunk_bytes`, raw bytes: no record is decoded) and appended to the future log with their offsets and leader
 epochs (Log.append_as_follower). When the future log has caught up, the partition's lock is taken (no append can
@@ -111,7 +112,24 @@ class ReplicaAlterLogDirsThread:
             self._maybe_swap(tp, partition)
         return copied
 
+    def _truncate_diverged(self, current: Any, future: Any) -> None:
+        """Kafka's truncation by leader epoch, with the current log as the leader: batches the current log no
+        longer has (it was truncated and written again, e.g. a follower after a leader change) leave the future
+        log."""
+        epoch = future.latest_epoch()
+        if epoch is None or future.log_end_offset == 0:
+            return
+        current_epoch, end = current.end_offset_for_epoch(epoch)
+        if end < 0:
+            future.truncate_fully_and_start_at(current.log_start_offset)
+            return
+        if current_epoch != epoch:
+            end = min(end, future.end_offset_for_epoch(current_epoch)[1])
+        if end < future.log_end_offset:
+            future.truncate_to(max(end, 0))
+
     def _copy_chunk(self, current: Any, future: Any) -> int:
+        self._truncate_diverged(current, future)
         if future.log_end_offset < current.log_start_offset:
             future.truncate_fully_and_start_at(current.log_start_offset)
         elif future.log_end_offset > current.log_end_offset:

@@ -9,7 +9,7 @@ import os
 import threading
 
 import pytest
-from storage_helpers import START_MS, batch
+from storage_helpers import START_MS, batch, with_offsets
 
 from kafkapy.common.errors import LogDirNotFoundError, ReplicaNotAvailableError
 from kafkapy.common.time import MockTime
@@ -148,3 +148,29 @@ def test_a_move_interrupted_by_a_stop_resumes(tmp_path) -> None:
         thread.do_work(TP)
     assert moved == [TP] and again.log_dir_of(TP) == target and again.get_log(TP).log_end_offset == 60
     again.shutdown()
+
+
+def test_future_log_follows_a_truncated_current_log(tmp_path) -> None:
+    mgr = _manager(tmp_path)
+    log = mgr.get_or_create_log(TP)
+    for _ in range(10):
+        log.append_as_leader(batch(3), 0)
+    target = str(tmp_path / ("d2" if os.path.dirname(log.dir).endswith("d1") else "d1"))
+    partition = FakePartition(log)
+    moved: list[TopicPartition] = []
+    thread = ReplicaAlterLogDirsThread(0, lambda tp: partition, mgr, chunk_bytes=10**6, on_moved=moved.append)
+    future = mgr.get_or_create_future_log(TP, target)
+    thread._copy_chunk(log, future)
+    assert future.log_end_offset == 30
+    log.truncate_to(15)  # a follower truncated after a leader change, then took the new leader's batches
+    for _ in range(10):
+        log.append_as_follower(with_offsets(batch(3, value_size=7), log.log_end_offset, 1))
+    expected = log.read(0, 10**9).records.read_bytes()
+    for _ in range(10):
+        if moved:
+            break
+        thread.do_work(TP)
+    assert moved == [TP]
+    assert mgr.get_log(TP).read(0, 10**9).records.read_bytes() == expected
+    assert mgr.get_log(TP).end_offset_for_epoch(0) == (0, 15)
+    mgr.shutdown()
