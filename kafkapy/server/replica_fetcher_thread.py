@@ -9,7 +9,9 @@ entries at or past the log end, so the epoch asked about strictly decreases unti
 decision, the truncation and the next fetch offset are taken under the partition's lock, and an append or
 truncation is fenced by the leader epoch the request was sent at: the answer of a leader this replica no
 longer follows never lands (Kafka's partitionLeaderEpoch check). Fetching: one Fetch request
-(replica_id = this broker, `replica.fetch.*` sizes and wait) for every ready partition; each answer's
+(replica_id = this broker, `replica.fetch.*` sizes and wait) for every ready partition, in an incremental
+fetch session (KIP-227, fetch_session.FetchSessionHandler): after the first full fetch only partitions whose
+fetch state changed are sent, and the leader answers only partitions with news; each answer's
 batches are appended as they are, with the leader's offsets (Partition.append_records_to_follower), the
 follower's HW becomes min(leader HW, its log end) and its log start follows the leader's.
 OFFSET_OUT_OF_RANGE: if the leader's log end is below ours, truncate to it; else start over at the
@@ -42,6 +44,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
 from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
 from kafkapy.server.broker_topic_stats import BrokerTopicStats
+from kafkapy.server.fetch_session import FetchSessionHandler
 from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 from kafkapy.server.replication_quota_manager import (
     FOLLOWER_THROTTLED_REPLICAS,
@@ -60,7 +63,6 @@ UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
-_SESSIONLESS_EPOCH = -1  # FINAL_EPOCH: a full fetch with no session kept on the leader
 
 PartitionProvider = Callable[[TopicPartition], "Partition | None"]
 
@@ -120,6 +122,7 @@ class ReplicaFetcherThread(threading.Thread):
         self._states: dict[TopicPartition, PartitionFetchState] = {}
         self._running = True
         self._conn: BrokerConnection | None = None
+        self._session = FetchSessionHandler(source.id)
 
     # -- partitions (any thread) ---------------------------------------------------------------------------
 
@@ -330,7 +333,7 @@ class ReplicaFetcherThread(threading.Thread):
     def _build_fetch(self) -> tuple[Any, dict[TopicPartition, PartitionFetchState]]:
         now = self._time.milliseconds()
         fetched: dict[TopicPartition, PartitionFetchState] = {}
-        by_topic: dict[str, list[Any]] = {}
+        wanted: dict[TopicPartition, Any] = {}
         with self._lock:
             for tp, s in self._states.items():
                 if not s.is_ready_for_fetch(now):
@@ -339,16 +342,25 @@ class ReplicaFetcherThread(threading.Thread):
                 if self._follower_throttled(tp, partition, s):
                     continue
                 log_start = partition.log_start_offset if partition is not None else -1
-                by_topic.setdefault(tp.topic, []).append(FetchRequest.FetchPartition(
+                wanted[tp] = FetchRequest.FetchPartition(
                     partition=tp.partition, current_leader_epoch=s.current_leader_epoch, fetch_offset=s.fetch_offset,
-                    log_start_offset=log_start, partition_max_bytes=self._partition_max_bytes))
+                    log_start_offset=log_start, partition_max_bytes=self._partition_max_bytes)
                 fetched[tp] = s
         if not fetched:
             return None, fetched
+        data = self._session.build(wanted)
+        by_topic: dict[str, list[Any]] = {}
+        for tp, p in data.to_send.items():
+            by_topic.setdefault(tp.topic, []).append(p)
+        forgotten: dict[str, list[int]] = {}
+        for tp in data.to_forget:
+            forgotten.setdefault(tp.topic, []).append(tp.partition)
         request = FetchRequest(replica_id=self.broker_id, max_wait_ms=self._max_wait_ms, min_bytes=self._min_bytes,
-                               max_bytes=self._max_bytes, isolation_level=0, session_id=0,
-                               session_epoch=_SESSIONLESS_EPOCH, topics=[
-                                   FetchRequest.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()])
+                               max_bytes=self._max_bytes, isolation_level=0, session_id=data.session_id,
+                               session_epoch=data.epoch, topics=[
+                                   FetchRequest.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()],
+                               forgotten_topics_data=[FetchRequest.ForgottenTopic(topic=t, partitions=ps)
+                                                      for t, ps in forgotten.items()])
         return request, fetched
 
     def _process_fetch(self, request: Any, fetched: dict[TopicPartition, PartitionFetchState]) -> None:
@@ -358,7 +370,12 @@ class ReplicaFetcherThread(threading.Thread):
             if self._running:
                 log.warning("[%s] Error sending fetch request to broker %d: %r", self.name, self.source.id, e)
             self._close_connection()
+            self._session.handle_error()
             self._delay(fetched, fetched)
+            return
+        if not self._session.handle_response(response.error_code, response.session_id):
+            log.info("[%s] Fetch session with broker %d: error %d; starting a new one", self.name, self.source.id,
+                     response.error_code)
             return
         if response.error_code != ErrorCode.NONE:
             log.warning("[%s] Fetch from broker %d failed with error %d", self.name, self.source.id,

@@ -8,7 +8,10 @@ version's rules: structure check, legacy up-conversion); acks=-1 waits in the pr
 Fetch: reads whole batches as FileRegions (never into Python) within partition_max_bytes and the
 response's max_bytes (only the first partition with data may exceed it, by one batch; v0-2 never);
 if fewer than min_bytes are ready the fetch waits in the fetch purgatory (DelayedFetch) until an
-append moves the HW (or the log end for followers) or max_wait_ms elapses. Also ListOffsets,
+append moves the HW (or the log end for followers) or max_wait_ms elapses. Incremental fetch sessions (KIP-227):
+the FetchSessionCache (fetch_session.py) is told of every partition whose fetches must wake (append, HW or log
+start moved, leadership change), so a session's fetch reads and waits on what changed only; completions woken
+by an append are read and answered on a small pool, off the producer's request thread. Also ListOffsets,
 OffsetForLeaderEpoch, DeleteRecords and the replication-offset-checkpoint (HW) file.
 JBOD: AlterReplicaLogDirs moves a replica between log dirs (a future log filled by the
 ReplicaAlterLogDirsThread, swapped in when caught up); a log dir whose I/O fails is taken offline as Kafka's
@@ -57,6 +60,13 @@ from kafkapy.record.crc import crc32c
 from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
 from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
+from kafkapy.server.fetch_session import (
+    MIN_EVICTION_MS,
+    FetchManager,
+    FetchSession,
+    FetchSessionCache,
+    SessionWatchKey,
+)
 from kafkapy.server.partition_response import PartitionResponse, partition_error_response
 from kafkapy.server.purgatory.delayed_fetch import DelayedFetch, FetchPartitionStatus
 from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
@@ -119,8 +129,8 @@ def effective_broker_configs(originals: Mapping[str, Any], dynamic: Mapping[str,
 class ReplicaManager:
     def __init__(self, config: Any, time: Time = SYSTEM, log_manager: Any = None, metadata_cache: Any = None,
                  broker_id: int | None = None, alter_isr_manager: AlterIsrManager | None = None,
-                 reaper_enabled: bool = True, dynamic_broker_configs: Mapping[str, Mapping[str, str]] | None = None
-                 ) -> None:
+                 reaper_enabled: bool = True, dynamic_broker_configs: Mapping[str, Mapping[str, str]] | None = None,
+                 complete_fetches_off_thread: bool | None = None) -> None:
         self.config = config
         self.time = time
         self.log_manager = log_manager
@@ -146,6 +156,15 @@ class ReplicaManager:
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = DelayedOperationPurgatory(
             "Fetch", time, purge_interval=config.get_int("fetch.purgatory.purge.interval.requests"),
             reaper_enabled=reaper_enabled, broker_id=self.broker_id)
+        self.fetch_session_cache = FetchSessionCache(config.get_int("max.incremental.fetch.session.cache.slots"),
+                                                     MIN_EVICTION_MS, time)
+        # Idle session partitions are read once per sweep: it refreshes the leader's view of idle followers
+        # (well inside replica.lag.time.max.ms) and carries log start moves made by retention.
+        self.fetch_manager = FetchManager(self.fetch_session_cache, time,
+                                          max(100, min(5000, self.replica_lag_time_max_ms // 4)))
+        off_thread = reaper_enabled if complete_fetches_off_thread is None else complete_fetches_off_thread
+        self._fetch_completions: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            2, thread_name_prefix=f"fetch-completion-{self.broker_id}") if off_thread else None
         window_num = config.get_int("replication.quota.window.num")
         window_s = config.get_int("replication.quota.window.size.seconds")
         self.leader_quota = ReplicationQuotaManager(num_windows=window_num, window_size_s=window_s, time=time)
@@ -176,6 +195,8 @@ class ReplicaManager:
         self.replica_fetcher_manager.shutdown()
         self.fetch_purgatory.shutdown()
         self.produce_purgatory.shutdown()
+        if self._fetch_completions is not None:
+            self._fetch_completions.shutdown(wait=False, cancel_futures=False)
         if checkpoint_hw:
             self.checkpoint_high_watermarks()
 
@@ -476,8 +497,16 @@ class ReplicaManager:
                 log.warning("Ignoring the invalid %s value %r", key, raw)
 
     def _complete_delayed_requests(self, tp: TopicPartition) -> None:
-        self.fetch_purgatory.check_and_complete(tp)
+        self.wake_fetches(tp)
         self.produce_purgatory.check_and_complete(tp)
+
+    def wake_fetches(self, tp: TopicPartition) -> None:
+        """tp changed (appended to, HW / log start moved, leadership): retry the fetches waiting on it, the
+        sessionless ones watching tp and the sessions holding it (which also remember it for their next read)."""
+        purgatory = self.fetch_purgatory
+        purgatory.check_and_complete(tp)
+        for session_id in self.fetch_session_cache.mark_changed(tp):
+            purgatory.check_and_complete(SessionWatchKey(session_id))
 
     # -- produce ----------------------------------------------------------------------------------------
 
@@ -516,10 +545,10 @@ class ReplicaManager:
             except Exception as e:
                 log.error("Error processing append operation on partition %s", tp, exc_info=e)
                 results[tp] = PartitionResponse(ErrorCode.UNKNOWN_SERVER_ERROR)
-        fetch_purgatory, produce_purgatory = self.fetch_purgatory, self.produce_purgatory
+        produce_purgatory = self.produce_purgatory
         for tp in appended:
             # The HW may have moved (one replica: at once): waiting fetches and acks=-1 produces can go.
-            fetch_purgatory.check_and_complete(tp)
+            self.wake_fetches(tp)
             produce_purgatory.check_and_complete(tp)
         if required_acks == -1 and appended and not self._acks_reached_now(appended, results):
             statuses = {tp: ProducePartitionStatus(appended.get(tp, -1), r) for tp, r in results.items()}
@@ -553,15 +582,33 @@ class ReplicaManager:
     # -- fetch ------------------------------------------------------------------------------------------
 
     def fetch_messages(self, params: FetchParams,
-                       callback: Callable[[dict[TopicPartition, FetchPartitionData]], None]) -> None:
-        """Read now; answer now if min_bytes are ready (or on error / no wait), else park a DelayedFetch."""
+                       callback: Callable[[dict[TopicPartition, FetchPartitionData]], None],
+                       session: FetchSession | None = None) -> None:
+        """Read now; answer now if min_bytes are ready (or on error / no wait), else park a DelayedFetch.
+        With an incremental session, params names what to read now and the wait is on the session's key."""
         results, bytes_readable, complete_now = self.read_from_local_log(params)
+        executor = self._fetch_completions.submit if self._fetch_completions is not None else None
+        if session is not None:
+            if params.max_wait_ms <= 0 or bytes_readable >= params.min_bytes or complete_now:
+                callback(results)
+                return
+            op = DelayedFetch(params.max_wait_ms, params, {}, self, callback, session=session,
+                              reread=functools.partial(self._reread_session, session), executor=executor)
+            self.fetch_purgatory.try_complete_else_watch(op, [SessionWatchKey(session.id)])
+            return
         if params.max_wait_ms <= 0 or not params.partitions or bytes_readable >= params.min_bytes or complete_now:
             callback(results)
             return
         statuses = {tp: FetchPartitionStatus(info.fetch_offset, info) for tp, info in params.partitions.items()}
-        op = DelayedFetch(params.max_wait_ms, params, statuses, self, callback)
+        op = DelayedFetch(params.max_wait_ms, params, statuses, self, callback, executor=executor)
         self.fetch_purgatory.try_complete_else_watch(op, list(params.partitions))
+
+    def _reread_session(self, session: FetchSession, params: FetchParams) -> FetchParams:
+        """What a session's delayed fetch reads when it completes: its first read's partitions plus the
+        partitions touched since (with the session's current fetch state)."""
+        partitions = self.fetch_manager.partitions_to_read(session, params.partitions, self.time.milliseconds())
+        return FetchParams(params.replica_id, params.max_wait_ms, params.min_bytes, params.max_bytes,
+                           params.isolation_level, partitions, params.hard_max_bytes_limit, params.replica_epoch)
 
     def read_from_local_log(self, params: FetchParams) -> tuple[dict[TopicPartition, FetchPartitionData], int, bool]:
         """(per-partition data, bytes read, whether something must be answered at once: an error or a
@@ -621,7 +668,7 @@ class ReplicaManager:
                 if partition.update_follower_fetch_state(params.replica_id, info.fetch_offset, info.log_start_offset,
                                                          leader_end_offset=leader_end):
                     self.produce_purgatory.check_and_complete(tp)
-                    self.fetch_purgatory.check_and_complete(tp)
+                    self.wake_fetches(tp)
                 if records is not None and self.should_leader_throttle(partition, params.replica_id):
                     records = None
             return FetchPartitionData(0, read.high_watermark, read.last_stable_offset, read.log_start_offset,
@@ -717,7 +764,7 @@ class ReplicaManager:
                                                 f"{tp} since it is larger than the high watermark {hw}")
                 local_log.maybe_increment_log_start_offset(target, "client")
                 out[tp] = (local_log.log_start_offset, 0)
-                self.fetch_purgatory.check_and_complete(tp)
+                self.wake_fetches(tp)
             except KafkaError as e:
                 out[tp] = (-1, e.code)
         return out

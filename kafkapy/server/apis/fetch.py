@@ -2,10 +2,12 @@
 
 The records of every partition go out with os.sendfile straight from the segment file: they are
 never read into Python here. v13+ name topics by id (unknown id -> UNKNOWN_TOPIC_ID per partition).
-Fetch sessions (KIP-227): this broker keeps none (as Kafka with max.incremental.fetch.session.cache.slots=0):
-a full request (session epoch 0 or -1) is answered in full with session id 0, which clients treat as
-"sessionless"; an incremental request (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND, so the client
-starts over with a full one. v0-3 are not served (as Kafka 4): their clients read magic 0/1 only, and
+Fetch sessions (KIP-227, v7+): the ReplicaManager's FetchManager turns the session id / epoch into a
+context (fetch_session.py): epoch -1 is sessionless (answered in full, session id 0); epoch 0 is answered in
+full and opens a session when the cache has room (its id in the response); an incremental request updates
+its session (partitions named: changed fetch state; forgotten topics: removed), reads what it names plus
+what changed since, and is answered with the changed partitions only. A session error
+(FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH) is a top-level error with no partitions. v0-3 are not served (as Kafka 4): their clients read magic 0/1 only, and
 the log holds magic 2, which this broker never down-converts (the records never enter Python). Every
 served version returns at least one batch per response. max_bytes is capped by fetch.max.bytes;
 min_bytes by max_bytes.
@@ -25,6 +27,7 @@ from kafkapy.protocol.messages import FetchRequest, FetchResponse
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
+from kafkapy.server.fetch_session import FetchContext
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
@@ -67,9 +70,6 @@ def fetch_error_response(request: FetchRequest, version: int, code: int) -> Fetc
 def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
     services = ctx.server
     version = ctx.api_version
-    if version >= 7 and request.session_epoch not in (_INITIAL_EPOCH, _FINAL_EPOCH):
-        return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0,
-                             responses=[])
     use_ids = version >= 13
     names_by_id = services.metadata_cache.snapshot().topic_names if use_ids else None
     # (topic name or None, topic id, [(partition, info or error)]) in request order.
@@ -107,10 +107,25 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
             entries.append((p.partition, tp))
         layout.append((name, t.topic_id, entries))
 
+    fetch_manager = services.replica_manager.fetch_manager
+    if version >= 7:
+        forgotten: list[TopicPartition] = []
+        for f in request.forgotten_topics_data:
+            fname = names_by_id.get(f.topic_id) if use_ids else f.topic  # type: ignore[union-attr]
+            if fname is not None:
+                forgotten.extend(TopicPartition(fname, p) for p in f.partitions)
+        fctx = fetch_manager.new_context(request.session_id, request.session_epoch, partitions, forgotten,
+                                         replica_id >= 0)
+    else:
+        fctx = FetchContext("sessionless", partitions)
+    if fctx.kind == "error":
+        return FetchResponse(throttle_time_ms=0, error_code=fctx.error_code, session_id=0, responses=[])
+    session = fctx.session
+
     max_bytes = min(request.max_bytes, services.config.get_int("fetch.max.bytes"))
     params = FetchParams(
         replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=min(request.min_bytes, max_bytes),
-        max_bytes=max_bytes, isolation_level=request.isolation_level, partitions=partitions,
+        max_bytes=max_bytes, isolation_level=request.isolation_level, partitions=fctx.read,
         hard_max_bytes_limit=version <= 2, replica_epoch=replica_epoch)
 
     unknown_id = FetchPartitionData(ErrorCode.UNKNOWN_TOPIC_ID)
@@ -120,19 +135,45 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
         if denied:
             results = {**results, **denied}
         try:
-            topics = []
-            for name, topic_id, entries in layout:
-                parts = [_partition_data(index, results[tp] if tp is not None else unknown_id, version)
-                         for index, tp in entries]
-                topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
-                                                          partitions=parts))
             if services.metrics is not None:
                 services.metrics.topic_stats.on_fetch_response(results, replica_id >= 0)
-            ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics))
+            if session is not None:
+                topics = _incremental_topics(fetch_manager.changed(session, results), layout, version, use_ids,
+                                             services)
+                session_id = session.id
+            else:
+                topics = []
+                for name, topic_id, entries in layout:
+                    parts = [_partition_data(index, results[tp] if tp is not None else unknown_id, version)
+                             for index, tp in entries]
+                    topics.append(Resp.FetchableTopicResponse(topic=name or "", topic_id=topic_id or ZERO_UUID,
+                                                              partitions=parts))
+                session_id = fetch_manager.create_session(replica_id >= 0, partitions, results) \
+                    if fctx.kind == "full" else 0
+            ctx.respond(FetchResponse(throttle_time_ms=0, error_code=0, session_id=session_id, responses=topics))
         except Exception:
             log.exception("Could not send the Fetch v%d response to %s; closing its connection", version,
                           ctx.client_id)
             ctx.close()
 
-    services.replica_manager.fetch_messages(params, respond)
+    services.replica_manager.fetch_messages(params, respond, session)
     return DEFERRED
+
+
+def _incremental_topics(changed: dict[TopicPartition, FetchPartitionData],
+                        layout: list[tuple[str | None, Any, list[tuple[int, TopicPartition | None]]]],
+                        version: int, use_ids: bool, services: Any) -> list[Any]:
+    """An incremental response: the changed partitions grouped by topic, plus the request's own errors
+    (unknown topic ids, denied topics), which are not held by the session."""
+    by_topic: dict[str, list[Any]] = {}
+    for tp, d in changed.items():
+        by_topic.setdefault(tp.topic, []).append(_partition_data(tp.partition, d, version))
+    ids = services.metadata_cache.snapshot().topic_ids if use_ids else {}
+    topics = [Resp.FetchableTopicResponse(topic=name, topic_id=ids.get(name, ZERO_UUID), partitions=parts)
+              for name, parts in by_topic.items()]
+    unknown = FetchPartitionData(ErrorCode.UNKNOWN_TOPIC_ID)
+    for name, topic_id, entries in layout:
+        if name is None:
+            topics.append(Resp.FetchableTopicResponse(topic="", topic_id=topic_id or ZERO_UUID, partitions=[
+                _partition_data(index, unknown, version) for index, _tp in entries]))
+    return topics

@@ -7,7 +7,12 @@ bytes between the fetch offset and the end offset (the HW for consumers, the log
 capped by partition_max_bytes, and complete when they reach min_bytes; a follower's partition held back by
 the leader's replication throttle counts nothing (it would be answered empty). Bytes are counted from batch
 headers only (the segment's index and batch sizes); records are never read. On completion (or expiry)
-the whole fetch is read again from the logs and answered. No byte format of its own.
+the fetch is read again from the logs and answered. No byte format of its own.
+A fetch of an incremental fetch session (KIP-227) is watched under the session's one key instead of one key
+per partition: try_complete looks only at the session's touched partitions (those appended to or moved
+since its last read), and the answer re-reads the request's partitions plus the touched ones (`reread`), so
+its cost follows what changed, not the session's size. With an `executor`, the read and the answer run
+there, not on the thread whose append woke the fetch (a producer's request thread).
 It reaches the partitions through a `FetchReader` (the ReplicaManager is one) passed in, so this module
 never imports the ReplicaManager.
 Thread-safety: try_complete runs under the operation's lock (purgatory contract); on_complete runs once.
@@ -15,6 +20,7 @@ Thread-safety: try_complete runs under the operation's lock (purgatory contract)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -27,6 +33,9 @@ from kafkapy.server.purgatory.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:
     from kafkapy.cluster.partition import Partition
+    from kafkapy.server.fetch_session import FetchSession
+
+log = logging.getLogger("kafka.server.DelayedFetch")
 
 
 class FetchReader(Protocol):
@@ -49,55 +58,98 @@ class FetchPartitionStatus:
 class DelayedFetch(DelayedOperation):
     def __init__(self, delay_ms: int, params: FetchParams, statuses: dict[TopicPartition, FetchPartitionStatus],
                  replica_manager: FetchReader,
-                 callback: Callable[[dict[TopicPartition, FetchPartitionData]], None]) -> None:
+                 callback: Callable[[dict[TopicPartition, FetchPartitionData]], None], *,
+                 session: FetchSession | None = None,
+                 reread: Callable[[FetchParams], FetchParams] | None = None,
+                 executor: Callable[[Callable[[], None]], object] | None = None) -> None:
         super().__init__(delay_ms)
         self.params = params
         self.statuses = statuses
         self.replica_manager = replica_manager
         self.callback = callback
+        self.session = session
+        self.reread = reread
+        self.executor = executor
 
     def try_complete(self) -> bool:
-        params = self.params
-        rm = self.replica_manager
         accumulated = 0
-        for tp, status in self.statuses.items():
-            info = status.fetch_info
-            fetch_offset = status.start_offset
-            partition = rm.get_partition(tp)
-            if partition is None:
+        session = self.session
+        if session is None:
+            for tp, status in self.statuses.items():
+                got = self._ready_bytes(tp, status.start_offset, status.fetch_info, accumulated)
+                if got is None:
+                    return self.force_complete()
+                accumulated += got
+                if accumulated >= self.params.min_bytes:
+                    return self.force_complete()
+            return False
+        cached = session.partitions
+        for tp in session.touched():
+            entry = cached.get(tp)
+            if entry is None:
+                continue
+            got = self._ready_bytes(tp, entry.fetch_offset, entry.info(), accumulated)
+            if got is None:
                 return self.force_complete()
-            local_log = partition.log
-            if local_log is None or (params.fetch_only_from_leader and not partition.is_leader):
-                return self.force_complete()
-            if 0 <= info.current_leader_epoch != partition.leader_epoch:
-                return self.force_complete()
-            if params.is_from_follower:
-                end = partition.log_end_offset
-            elif params.isolation == FetchIsolation.TXN_COMMITTED:
-                end = partition.last_stable_offset
-            else:
-                end = partition.high_watermark
-            if end <= fetch_offset:
-                if fetch_offset > partition.log_end_offset:
-                    return self.force_complete()  # the log was truncated below the fetch offset
-                continue  # nothing new yet (or a new leader's HW still catching up)
-            if params.is_from_follower and rm.should_leader_throttle(partition, params.replica_id):
-                continue  # a throttled follower gets nothing now: its bytes must not end the wait (Kafka's rule)
-            if params.min_bytes - accumulated <= 1:
-                return self.force_complete()
-            try:
-                data = local_log.read(fetch_offset, info.partition_max_bytes, end, True)
-            except KafkaError:
-                return self.force_complete()
-            if data.records is not None:
-                accumulated += min(data.records.length, info.partition_max_bytes)
-            if accumulated >= params.min_bytes:
+            accumulated += got
+            if accumulated >= self.params.min_bytes:
                 return self.force_complete()
         return False
 
+    def _ready_bytes(self, tp: TopicPartition, fetch_offset: int, info: FetchPartitionInfo,
+                     accumulated: int) -> int | None:
+        """Bytes ready for this partition, or None when the fetch must be answered now."""
+        params = self.params
+        rm = self.replica_manager
+        partition = rm.get_partition(tp)
+        if partition is None:
+            return None
+        local_log = partition.log
+        if local_log is None or (params.fetch_only_from_leader and not partition.is_leader):
+            return None
+        if 0 <= info.current_leader_epoch != partition.leader_epoch:
+            return None
+        if params.is_from_follower:
+            end = partition.log_end_offset
+        elif params.isolation == FetchIsolation.TXN_COMMITTED:
+            end = partition.last_stable_offset
+        else:
+            end = partition.high_watermark
+        if end <= fetch_offset:
+            if fetch_offset > partition.log_end_offset:
+                return None  # the log was truncated below the fetch offset
+            return 0  # nothing new yet (or a new leader's HW still catching up)
+        if params.is_from_follower and rm.should_leader_throttle(partition, params.replica_id):
+            return 0  # a throttled follower gets nothing now: its bytes must not end the wait (Kafka's rule)
+        if params.min_bytes - accumulated <= 1:
+            return None
+        try:
+            data = local_log.read(fetch_offset, info.partition_max_bytes, end, True)
+        except KafkaError:
+            return None
+        if data.records is None:
+            return 0
+        return min(data.records.length, info.partition_max_bytes)
+
     def on_complete(self) -> None:
-        results, _bytes, _urgent = self.replica_manager.read_from_local_log(self.params)
+        if self.executor is None:
+            self._answer()
+            return
+        try:
+            self.executor(self._answer)
+        except RuntimeError:  # the executor is shut down: answer here
+            self._answer()
+
+    def _answer(self) -> None:
+        try:
+            params = self.reread(self.params) if self.reread is not None else self.params
+            results, _bytes, _urgent = self.replica_manager.read_from_local_log(params)
+        except Exception:
+            log.exception("Could not complete %r", self)
+            return
         self.callback(results)
 
     def __repr__(self) -> str:
+        if self.session is not None:
+            return f"DelayedFetch(delay_ms={self.delay_ms}, session={self.session.id})"
         return f"DelayedFetch(delay_ms={self.delay_ms}, partitions={[str(tp) for tp in self.statuses]})"
