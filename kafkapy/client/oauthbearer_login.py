@@ -19,7 +19,6 @@ import base64
 import json
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -80,7 +79,9 @@ def token_source(raw: Callable[[str], Any], jaas_options: Mapping[str, str]) -> 
         if parsed.scheme != "file":
             raise ValueError(f"Invalid value {url} for configuration sasl.oauthbearer.token.endpoint.url: kafkapy's "
                              "client reads tokens from a file: URL only")
-        path = urllib.request.url2pathname(parsed.path)
+        from urllib.request import url2pathname  # only here: it loads http.client and email (client start-up)
+
+        path = url2pathname(parsed.path)
 
         def from_file() -> str:
             with open(path, encoding="utf-8") as f:

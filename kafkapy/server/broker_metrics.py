@@ -38,13 +38,13 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.metrics.log_flush_stats import LOG_FLUSH_TIMER
 from kafkapy.metrics.meter import Accumulator, Meter, ThreadAccumulator
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
-from kafkapy.metrics.prometheus import PrometheusEndpoint, parse_listener
 from kafkapy.metrics.registry import GAUGE, TIMER, KafkaMetricsGroup, MetricsRegistry, Sample
 from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.request_metrics import RequestMetrics
 
 if TYPE_CHECKING:
     from kafkapy.cluster.alter_isr_manager import AlterIsrManager
+    from kafkapy.metrics.prometheus import PrometheusEndpoint
 
 log = logging.getLogger("kafka.server.BrokerMetrics")
 
@@ -154,6 +154,9 @@ class BrokerMetrics:
         self.registry.start_ticker()
         listener = server.config.get(PROMETHEUS_LISTENER) if server.config.is_set(PROMETHEUS_LISTENER) else None
         if listener:
+            # prometheus_client and the HTTP server load only when the endpoint is configured (start-up time)
+            from kafkapy.metrics.prometheus import PrometheusEndpoint, parse_listener
+
             host, port = parse_listener(str(listener))
             self.endpoint = PrometheusEndpoint(self.registry, host, port)
             self.endpoint.startup()

@@ -35,7 +35,6 @@ from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
 from kafkapy.metrics.registry import MetricsRegistry
-from kafkapy.server import cluster_mode
 from kafkapy.server.alter_isr_manager import DefaultAlterIsrManager
 from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.auth.acl_authorizer import AclAuthorizer
@@ -55,6 +54,7 @@ from kafkapy.storage.log_manager import LogManager
 from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY
 
 if TYPE_CHECKING:
+    from kafkapy.server import cluster_mode
     from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
@@ -205,6 +205,9 @@ class KafkaServer:
         config, time = self.config, self.time
         log_dirs = config.log_dirs
         if config.uses_zookeeper:
+            # ZooKeeper mode only: kazoo and the client stack stay unloaded on a single node
+            from kafkapy.server import cluster_mode
+
             self.store = cluster_mode.connect_store(config)
         else:
             self.store = LocalMetadataStore(log_dirs[0])
@@ -237,6 +240,8 @@ class KafkaServer:
         rm = self.replica_manager
         channel = None
         if config.uses_zookeeper:
+            from kafkapy.server import cluster_mode
+
             self.cluster = cluster_mode.ClusterMode(self, self.store)
             channel = self.cluster.controller_channel
         self.controller = Controller(self.store, self.metadata_cache, self.broker_id, time, config,
