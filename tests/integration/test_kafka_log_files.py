@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kafkapy.cli.main import app
-from kafkapy.protocol.messages import MetadataRequest, ProduceRequest
+from kafkapy.protocol.messages import MetadataRequest, ProduceRequest, StopReplicaRequest
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 LAYOUT = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) .* \([\w.$]+\)$")
@@ -206,6 +206,23 @@ def test_daemon_writes_kafkas_log_files(daemon: Broker, cli) -> None:
     assert "INFO [KafkaServer id=3] started; listening on PLAINTEXT://127.0.0.1:" in server
     assert "state.change.logger" not in server and "kafka.controller" not in server  # not additive
     assert "[KafkaServer id=3] started" in (daemon.logs / "kafkaServer.out").read_text()  # the stdout appender
+
+
+def test_broker_side_state_change_lines(daemon: Broker, wire_client) -> None:
+    # A single broker's controller reaches its own ReplicaManager directly; a controller request on the wire (as
+    # in a cluster) is logged as Kafka's ReplicaManager does. Controller epoch 0 is stale (the broker is at 1).
+    SR = StopReplicaRequest
+    client = wire_client(daemon.port, client_id="stale-controller")
+    response = client.request(SR(controller_id=3, controller_epoch=0, broker_epoch=-1, topic_states=[
+        SR.StopReplicaTopicState(topic_name="gone", partition_states=[
+            SR.StopReplicaPartitionState(partition_index=0, leader_epoch=1, delete_partition=False)])]), 3)
+    assert response.error_code == 11  # STALE_CONTROLLER_EPOCH
+    path = daemon.logs / "state-change.log"
+    wait_for_line(path, lambda s: s.endswith("] INFO [Broker id=3] Handling StopReplica request correlationId 1 from "
+                                             "controller 3 for 1 partitions (state.change.logger)"))
+    wait_for_line(path, lambda s: s.endswith("] WARN [Broker id=3] Ignoring StopReplica request from controller 3 with "
+                                             "correlation id 1 since its controller epoch 0 is old. Latest known "
+                                             "controller epoch is 1 (state.change.logger)"))
 
 
 def test_broker_loggers_lists_kafkas_names_with_parents(daemon: Broker, cli) -> None:

@@ -31,6 +31,7 @@ from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, StaleControllerEpochError
 from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller.state_change_logger import StateChangeLogger
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import (
     LeaderAndIsrRequest,
@@ -45,6 +46,14 @@ if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
+
+
+def _log_handling(ctx: RequestContext, what: str, controller_id: int, partitions: int) -> None:
+    """ReplicaManager's first state-change line for a controller request: `[Broker id=N] Handling ...`."""
+    if StateChangeLogger.enabled(logging.INFO):
+        StateChangeLogger(ctx.server.broker_id, in_controller_context=False).log(
+            logging.INFO, None, f"Handling {what} request correlationId {ctx.header.correlation_id} from controller "
+                                f"{controller_id} for {partitions} partitions")
 LR = LeaderAndIsrResponse
 SR = StopReplicaResponse
 EPOCH_DURING_DELETE = -2  # StopReplica leader epoch of a partition being deleted
@@ -62,8 +71,12 @@ def _fenced_apply(ctx: RequestContext, request: Any, what: str, apply: Callable[
         return ErrorCode.STALE_BROKER_EPOCH, None
     try:
         return ErrorCode.NONE, apply()
-    except StaleControllerEpochError as e:
-        log.info("Ignoring %s from controller %d: %s", what, request.controller_id, e)
+    except StaleControllerEpochError:
+        StateChangeLogger(ctx.server.broker_id, in_controller_context=False).log(
+            logging.WARNING, None, f"Ignoring {what} request from controller {request.controller_id} with correlation id "
+                                   f"{ctx.header.correlation_id} since its controller epoch {request.controller_epoch} "
+                                   f"is old. Latest known controller epoch is "
+                                   f"{ctx.server.replica_manager.controller_epoch}")
         return ErrorCode.STALE_CONTROLLER_EPOCH, None
 
 
@@ -117,6 +130,7 @@ def handle_leader_and_isr(ctx: RequestContext, request: LeaderAndIsrRequest) -> 
     services = ctx.server
     version = ctx.api_version
     states = _partition_states(request, version)
+    _log_handling(ctx, "LeaderAndIsr", request.controller_id, len(states))
     leaders = {ll.broker_id: Node(ll.broker_id, ll.host_name, ll.port) for ll in request.live_leaders}
     code, errors = _fenced_apply(ctx, request, "LeaderAndIsr", lambda: services.replica_manager.become_leader_or_follower(
         services.broker_id, request.controller_epoch, states, leaders))
@@ -151,6 +165,7 @@ def handle_stop_replica(ctx: RequestContext, request: StopReplicaRequest) -> Sto
     services = ctx.server
     version = ctx.api_version
     states = _stop_replica_states(request, version)
+    _log_handling(ctx, "StopReplica", request.controller_id, len(states))
     code, errors = _fenced_apply(ctx, request, "StopReplica", lambda: services.replica_manager.stop_replicas(
         services.broker_id, request.controller_epoch, states))
     if errors is None:
