@@ -124,6 +124,7 @@ class LogCleaner:
         self.manager.check_cleaning_aborted(lg)
 
     def startup(self) -> None:
+        log.info("Starting the log cleaner")
         self._shutting_down = False
         for i in range(self.config.num_threads):
             t = CleanerThread(self, i)
@@ -131,6 +132,7 @@ class LogCleaner:
             t.start()
 
     def shutdown(self) -> None:
+        log.info("Shutting down the log cleaner.")
         self._shutting_down = True
         for t in self._threads:
             t.stop.set()
@@ -193,6 +195,7 @@ class CleanerThread(threading.Thread):
         self.cleaner = owner.new_cleaner()
 
     def run(self) -> None:
+        log.info("[%s]: Starting", self.name)  # Kafka's ShutdownableThread
         backoff_s = self.owner.config.backoff_ms / 1000.0
         while not self.stop.is_set():
             try:
@@ -202,3 +205,4 @@ class CleanerThread(threading.Thread):
                 cleaned = False
             if not cleaned:
                 self.stop.wait(backoff_s)
+        log.info("[%s]: Stopped", self.name)

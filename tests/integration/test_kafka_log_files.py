@@ -202,8 +202,12 @@ def test_daemon_writes_kafkas_log_files(daemon: Broker, cli) -> None:
            "(kafka.controller.KafkaController)" in controller
     assert "INFO [Topic Deletion Manager 3] Handling deletion for topics lf (kafka.controller.TopicDeletionManager)" \
            in controller
+    cleaner = (daemon.logs / "log-cleaner.log").read_text()
+    assert "] INFO Starting the log cleaner (kafka.log.LogCleaner)\n" in cleaner
+    assert "] INFO [kafka-log-cleaner-thread-0]: Starting (kafka.log.LogCleaner)\n" in cleaner
     server = (daemon.logs / "server.log").read_text()
     assert "INFO [KafkaServer id=3] started; listening on PLAINTEXT://127.0.0.1:" in server
+    assert "kafka.log.LogCleaner" not in server
     assert "state.change.logger" not in server and "kafka.controller" not in server  # not additive
     assert "[KafkaServer id=3] started" in (daemon.logs / "kafkaServer.out").read_text()  # the stdout appender
 
