@@ -137,6 +137,25 @@ def test_unknown_log_dir_and_no_replica(broker, admin, dirs) -> None:
     assert dir_of(admin, "stay") == (current, None)
 
 
+def test_a_move_sent_back_to_the_current_dir_is_cancelled(broker, admin, dirs) -> None:
+    topic = "cancelled"
+    broker.create_topic(topic, 1)
+    produce(broker.bootstrap, topic, 0, 1000)
+    source, _ = dir_of(admin, topic)
+    target = dirs[1] if source == dirs[0] else dirs[0]
+    r = TopicPartitionReplica(topic, 0, 0)
+    broker.server.replica_manager._alter_log_dirs_rate = 100_000
+    try:
+        assert admin.alter_replica_log_dirs({r: target}) == {r: None}
+        assert dir_of(admin, topic) == (source, target)
+        assert admin.alter_replica_log_dirs({r: source}) == {r: None}  # Kafka's cancel: back to where it is
+        assert dir_of(admin, topic) == (source, None)
+        assert not [n for n in os.listdir(target) if n.startswith(f"{topic}-0")]
+    finally:
+        broker.server.replica_manager._alter_log_dirs_rate = None
+    assert len(read_all(broker.bootstrap, topic, 1000)) == 1000
+
+
 def test_reassign_partitions_moves_log_dirs_with_a_throttle(broker, admin, dirs, capsys, tmp_path) -> None:
     topic = "tool-moved"
     broker.create_topic(topic, 1)
