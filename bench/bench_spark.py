@@ -210,40 +210,50 @@ def main(argv: list[str]) -> int:
                  .config("spark.driver.memory", "1g").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         jvm = spark.sparkContext._gateway.proc.pid
-        for label, reader in () if "read" in skip else (("before", "per-task"), ("after ", "pipelined")):
-            df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
-                  .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
-            reads, read_cpu = [], []
-            for _ in range(a.rounds):
-                t, c = time.monotonic(), tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid)
-                counts = df.groupBy("partition").count().collect()
-                reads.append(time.monotonic() - t)
-                read_cpu.append(tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid) - c)
-                assert sum(r["count"] for r in counts) == a.records, counts
-            print(f"read  {label} ({reader}) {a.records} rows into a grouped count, local[2]: best "
-                  f"{a.records / min(reads):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in reads)}); "
-                  f"CPU (Spark JVM + Python workers + broker) {min(read_cpu):.1f} s = "
-                  f"{a.records / (min(read_cpu) / 2):,.0f} rows/s on 2 otherwise idle cores")
+        def measure(run) -> tuple[float, float]:
+            t, c = time.monotonic(), tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid)
+            run()
+            return time.monotonic() - t, tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid) - c
+
+        def report(kind: str, label: str, what: str, walls: list[float], cpus: list[float]) -> None:
+            print(f"{kind} {label} ({what}), local[2]: best {a.records / min(walls):,.0f} rows/s (rounds: "
+                  f"{', '.join(f'{a.records / s:,.0f}' for s in walls)}); CPU (Spark JVM + Python workers + broker) "
+                  f"{min(cpus):.1f} s = {a.records / (min(cpus) / 2):,.0f} rows/s on 2 otherwise idle cores")
+
+        # Rounds alternate between the paths, so load from other processes weighs on both alike.
+        readers = () if "read" in skip else (("before", "per-task"), ("after ", "pipelined"))
+        read_times: dict[str, tuple[list[float], list[float]]] = {r: ([], []) for _, r in readers}
+        for _ in range(a.rounds):
+            for _label, reader in readers:
+                df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
+                      .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
+                got: list = []
+                wall, cpu = measure(lambda df=df, got=got: got.extend(df.groupBy("partition").count().collect()))
+                assert sum(r["count"] for r in got) == a.records, got
+                read_times[reader][0].append(wall)
+                read_times[reader][1].append(cpu)
+        for label, reader in readers:
+            report("read ", label, f"{reader}, {a.records} rows into a grouped count", *read_times[reader])
 
         out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
                                                 f"repeat('x', {a.value_bytes}) AS value")
-        paths = (("before", "per-record", "none"), ("after ", "batch", "none"), ("after ", "batch", "lz4"))
-        for label, writer, codec in () if "write" in skip else paths:
-            writes, write_cpu = [], []
-            for i in range(a.rounds):
+        paths = () if "write" in skip else (("before", "per-record", "none"), ("after ", "batch", "none"),
+                                            ("after ", "batch", "lz4"))
+        write_times: dict[tuple[str, str], tuple[list[float], list[float]]] = {(w, c): ([], []) for _, w, c in paths}
+        for i in range(a.rounds):
+            for _label, writer, codec in paths:
                 topic = f"bench-spark-out-{writer}-{codec}-{i}"
                 create_topic(bootstrap, topic)
-                t, c = time.monotonic(), tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid)
-                (out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
-                 .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1")
-                 .option("kafka.compression.type", codec).option("kafkapy.writer", writer).save())
-                writes.append(time.monotonic() - t)
-                write_cpu.append(tree_cpu_seconds(jvm) + tree_cpu_seconds(proc.pid) - c)
+                wall, cpu = measure(lambda topic=topic, writer=writer, codec=codec: (
+                    out.write.format("kafkapy").mode("append").option("kafka.bootstrap.servers", bootstrap)
+                    .option("topic", topic).option("kafka.linger.ms", "5").option("kafka.acks", "1")
+                    .option("kafka.compression.type", codec).option("kafkapy.writer", writer).save()))
                 assert end_offsets_sum(bootstrap, topic) == a.records
-            print(f"write {label} ({writer}, {codec}) {a.records} rows to a topic, local[2]: best "
-                  f"{a.records / min(writes):,.0f} rows/s (rounds: {', '.join(f'{a.records / s:,.0f}' for s in writes)}); "
-                  f"CPU (Spark + broker) {min(write_cpu):.1f} s = {a.records / (min(write_cpu) / 2):,.0f} rows/s "
-                  "on 2 otherwise idle cores")
+                write_times[(writer, codec)][0].append(wall)
+                write_times[(writer, codec)][1].append(cpu)
+        for label, writer, codec in paths:
+            report("write", label, f"{writer}, {codec}, {a.records} rows of {a.value_bytes} B to a topic",
+                   *write_times[(writer, codec)])
         if a.log_gb > 0 and "segments" not in skip:
             bench_log_segments(spark, a)
         spark.stop()
