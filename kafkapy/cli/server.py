@@ -8,14 +8,15 @@ server-start [-daemon|--daemon] [server.properties] [--override k=v]...
   this module logs "[KafkaServer id=N] starting/started; listening on PLAINTEXT://127.0.0.1:9092/shutting
   down/shut down completed" itself. A server.properties that is not a properties file (a binary, a
   script) is refused before anything starts: one line naming the file and its first bad line, exit 1.
-  -daemon: re-runs itself detached (new session, stdin /dev/null) with output appended to
-  $LOG_DIR/kafkaServer.out ($LOG_DIR defaults to logs/ in the working directory, kafka-run-class.sh's
-  rule), waits until the child reports started (or dies: exit 1), then returns. The child logs as
-  Kafka's config/log4j.properties: server.log, controller.log, state-change.log, kafka-request.log,
-  log-cleaner.log, kafka-authorizer.log in $LOG_DIR, rolled hourly (cli/logging_config.py).
+  -daemon: re-runs itself detached (new session, stdin /dev/null) with its output in
+  $LOG_DIR/kafkaServer.out (truncated at each start, as kafka-run-class.sh redirects it; $LOG_DIR defaults
+  to logs/ in the working directory, kafka-run-class.sh's rule), waits until the child reports started
+  (or dies: exit 1), then returns. The child logs as Kafka's config/log4j.properties: server.log,
+  controller.log, state-change.log, kafka-request.log, log-cleaner.log, kafka-authorizer.log in $LOG_DIR,
+  rolled hourly (cli/logging_config.py).
   --logging-config FILE (else $KAFKAPY_LOG_CONFIG, else -Dlog4j.configuration=file:FILE in
-  $KAFKA_LOG4J_OPTS) configures logging from a YAML/JSON dictConfig or INI fileConfig file instead,
-  in the foreground as with -daemon.
+  $KAFKA_LOG4J_OPTS) configures logging from a YAML/JSON dictConfig, INI fileConfig or log4j .properties
+  file instead, in the foreground as with -daemon.
   Once started it writes <first log dir>/kafkapy.pid and a JSON record
   <run dir>/server-<pid>.json (run dir: $KAFKAPY_RUN_DIR, else $XDG_RUNTIME_DIR/kafkapy, else
   /tmp/kafkapy-<uid>) with pid, node id, process roles, config path; both removed on exit.
@@ -449,7 +450,7 @@ def _daemonize(args, config, renderer=None) -> int:
         child_argv.append("--verbose")
     import subprocess
 
-    with open(out_path, "ab") as out:
+    with open(out_path, "wb") as out:  # kafka-run-class.sh's `> "$CONSOLE_OUTPUT_FILE"`: a fresh file per start
         child = subprocess.Popen(
             [sys.executable, "-m", "kafkapy.cli.main", "server-start", *child_argv],
             stdin=subprocess.DEVNULL,
