@@ -267,7 +267,7 @@ def build_start_parser() -> ToolParser:
     p.add_argument("-daemon", "--daemon", dest="daemon", action="store_true",
                    help="run in the background, output to $LOG_DIR/kafkaServer.out")  # fmt: skip
     p.add_argument("--logging-config", metavar="FILE",
-                   help="Python logging configuration (YAML/JSON dictConfig or INI fileConfig), as "
+                   help="logging configuration (YAML/JSON dictConfig, INI fileConfig or log4j .properties), as "
                         "KAFKA_LOG4J_OPTS' log4j.configuration; default $KAFKAPY_LOG_CONFIG, else "
                         "-Dlog4j.configuration=file:FILE in $KAFKA_LOG4J_OPTS")  # fmt: skip
     # Set by -daemon on the process it starts: Kafka's default log4j.properties (files in $LOG_DIR).

@@ -238,6 +238,17 @@ def test_broker_loggers_lists_kafkas_names_with_parents(daemon: Broker, cli) -> 
                         "INFO"), ("kafka.authorizer.logger", "INFO"), ("kafka.coordinator.group", "INFO"),
                         ("kafka.coordinator.transaction", "INFO")]:
         assert found.get(name) == level, name
+    # A parent that only exists through its children (no logger of its own yet) can be set, and its children
+    # follow at once; deleting its level makes them inherit again.
+    b = daemon.bootstrap
+    alter = ["configs", "--alter", "--entity-type", "broker-loggers", "--entity-name", "3", *b]
+    assert cli(*alter, "--add-config", "kafka.coordinator=DEBUG")[0] == 0
+    found = loggers(cli, daemon, 3)
+    assert (found["kafka.coordinator"], found["kafka.coordinator.group.GroupCoordinator"]) == ("DEBUG", "DEBUG")
+    assert cli(*alter, "--delete-config", "kafka.coordinator")[0] == 0
+    assert loggers(cli, daemon, 3)["kafka.coordinator.group.GroupCoordinator"] == "INFO"
+    rc, _ = cli(*alter, "--add-config", "kafka.nosuchlogger=DEBUG")
+    assert rc == 1
 
 
 def test_request_logger_at_debug_logs_completed_requests(daemon: Broker, cli, wire_client) -> None:
