@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kafkapy.cli.main import app
-from kafkapy.protocol.messages import MetadataRequest, ProduceRequest, StopReplicaRequest
+from kafkapy.protocol.messages import FetchRequest, MetadataRequest, ProduceRequest, StopReplicaRequest
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 LAYOUT = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) .* \([\w.$]+\)$")
@@ -299,6 +299,19 @@ def test_request_logger_at_debug_logs_completed_requests(daemon: Broker, cli, wi
     partition = produce["request"]["topicData"][0]["partitionData"][0]
     assert partition == {"index": 0, "recordsSizeInBytes": len(records)}  # KIP-673: sizes, never records
     assert produce["response"]["responses"][0]["partitionResponses"][0]["baseOffset"] == 0
+
+    # A Fetch answer's records are sent from the segment file: the line gives their size.
+    FR = FetchRequest
+    fetched = client.request(FR(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
+                                session_id=0, session_epoch=-1, topics=[FR.FetchTopic(topic="rl", partitions=[
+                                    FR.FetchPartition(partition=0, fetch_offset=0,
+                                                      partition_max_bytes=1 << 20)])]), 11)
+    assert fetched.responses[0].partitions[0].error_code == 0
+    fetch_line = wait_for_line(path, completed("FETCH"))
+    fetch = json.loads(fetch_line.split("Completed request:", 1)[1].rsplit(" (kafka.request.logger)", 1)[0])
+    answered = fetch["response"]["responses"][0]["partitions"][0]
+    assert (answered["highWatermark"], answered["recordsSizeInBytes"]) == (1, len(records))
+    assert "records" not in answered
 
     # Back to WARN: no more lines.
     assert cli("configs", "--alter", "--entity-type", "broker-loggers", "--entity-name", "3", "--add-config",
