@@ -1,6 +1,12 @@
 """Controller: Kafka's (ZooKeeper-mode) KafkaController over a MetadataStore, with one event thread that
 owns all controller state.
 
+The event loop and a {event type: handler} table live here, with controller election / failover, broker
+changes and log dir failures; Kafka's collaborators are classes of their own, each built from the controller
+context, the two state machines, the store and the request sender: TopicChangeHandler (topic and partition
+creation), TopicDeletionManager, ReassignmentManager, PartitionLeaderElection (AlterPartition, controlled
+shutdown, elections) and ConfigChangeHandler. ControllerConfig holds the broker properties they read.
+
 Public methods only enqueue an event and return a concurrent.futures.Future the event thread completes;
 handlers wait on it (or chain add_done_callback) and never read controller state. Every decision is written
 to the store first, then pushed to brokers in Kafka's order: LeaderAndIsr (on_leader_and_isr callback, so
@@ -20,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderAndIsrPartitionState, StopReplicaPartitionState
+from kafkapy.cluster.leader_and_isr import LeaderAndIsr
 from kafkapy.cluster.metadata_cache import MetadataCache
 from kafkapy.common.errors import (
     KafkaError,
@@ -28,7 +34,13 @@ from kafkapy.common.errors import (
 )
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller.config_change_handler import (
+    ConfigChangeCallback,
+    ConfigChangeHandler,
+    ConfigValidator,
+)
 from kafkapy.controller.controller_channel import ControllerChannel
+from kafkapy.controller.controller_config import ControllerConfig
 from kafkapy.controller.controller_events import (
     AlterPartitionItem,
     AlterReassignments,
@@ -60,7 +72,12 @@ from kafkapy.controller.controller_events import (
     TopicDeletionFlag,
     WatchEvent,
 )
-from kafkapy.controller.leadership import LeadershipHandlers
+from kafkapy.controller.controller_request_sender import (
+    ControllerRequestSender,
+    LeaderAndIsrCallback,
+    StopReplicaCallback,
+)
+from kafkapy.controller.leadership import PartitionLeaderElection
 from kafkapy.controller.metadata_store import ControllerMovedError, MetadataStore, MetadataStoreError
 from kafkapy.controller.offline_replicas import on_leader_and_isr_response
 from kafkapy.controller.partition_state_machine import (
@@ -69,19 +86,15 @@ from kafkapy.controller.partition_state_machine import (
     PartitionState,
     PartitionStateMachine,
 )
-from kafkapy.controller.reassignment import ReassignmentHandlers
+from kafkapy.controller.reassignment import ReassignmentManager
 from kafkapy.controller.replica_state_machine import ReplicaState, ReplicaStateMachine
-from kafkapy.controller.topic_handlers import TopicHandlers, as_bool
-from kafkapy.controller.zk_events import ClusterEventHandlers
+from kafkapy.controller.topic_change_handler import TopicChangeHandler
+from kafkapy.controller.topic_deletion_manager import TopicDeletionManager
 from kafkapy.zk import zk_data
 from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY, random_kafka_uuid, uuid_to_kafka_str
 
 log = logging.getLogger("kafka.controller.KafkaController")
 
-LeaderAndIsrCallback = Callable[[int, int, list[LeaderAndIsrPartitionState]], None]
-StopReplicaCallback = Callable[[int, int, list[StopReplicaPartitionState]], object]  # the result is not used
-ConfigChangeCallback = Callable[[str, str, dict[str, str]], None]
-ConfigValidator = Callable[[Mapping[str, str]], None]
 
 
 def _default_topic_config_validator(configs: Mapping[str, str]) -> None:
@@ -94,7 +107,7 @@ def _default_topic_config_validator(configs: Mapping[str, str]) -> None:
 ADMIN_EVENTS = (TopicCreation, TopicDeletion, PartitionCreation, ConfigChange)
 
 
-class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, ClusterEventHandlers):
+class Controller:
     def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
                  config: Any = None,
                  on_leader_and_isr: LeaderAndIsrCallback | None = None,
@@ -103,37 +116,69 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                  topic_config_validator: ConfigValidator | None = None,
                  rng: random.Random | None = None,
                  channel: ControllerChannel | None = None) -> None:
-        """config: broker properties by Kafka name (num.partitions, default.replication.factor,
-        delete.topic.enable, unclean.leader.election.enable): a dict or a KafkaConfig (anything with
-        .get(name, default)); values may be strings or typed.
-        channel: cluster mode's way to reach brokers (LeaderAndIsr / UpdateMetadata / StopReplica requests);
-        without one, decisions go to the callbacks and this broker's MetadataCache only (embedded)."""
+        """config: broker properties by Kafka name (a dict, a KafkaConfig or a ControllerConfig; see
+        ControllerConfig). channel: cluster mode's way to reach brokers (LeaderAndIsr / UpdateMetadata /
+        StopReplica requests); without one, decisions go to the callbacks and this broker's MetadataCache only
+        (embedded)."""
         self.store = store
         self.metadata_cache = metadata_cache
         self.broker_id = broker_id
         self.time = time
-        self.config: Any = config if config is not None else {}
-        self.on_leader_and_isr = on_leader_and_isr
-        self.on_stop_replica = on_stop_replica
-        self.on_config_change = on_config_change
-        self.validate_topic_configs = topic_config_validator or _default_topic_config_validator
-        self._rng = rng or random.Random()
+        self.config = ControllerConfig.from_config(config)
         self.ctx = ControllerContext(controller_id=broker_id)
-        self._broker_defaults: dict[str, str] = {}
         self.psm = PartitionStateMachine(self.ctx, store, self._unclean_enabled)
         self.rsm = ReplicaStateMachine(self.ctx, self.psm)
+        self.channel = channel
+        if channel is not None:
+            channel.on_leader_and_isr_response = self.leader_and_isr_response
+        self.sender = ControllerRequestSender(self.ctx, broker_id, metadata_cache, channel, on_leader_and_isr,
+                                              on_stop_replica, self.leader_and_isr_response)
+        validate = topic_config_validator or _default_topic_config_validator
+        parts = (self.ctx, self.psm, self.rsm, store, self.sender)
+        self.topics = TopicChangeHandler(*parts, self.config, validate, rng or random.Random(), self._is_active,
+                                         self._enqueue_watch)
+        self.deletion = TopicDeletionManager(*parts, self.config, self._is_active)
+        self.reassignments = ReassignmentManager(*parts)
+        self.elections = PartitionLeaderElection(*parts, self.reassignments, self.config, self._is_active)
+        self.configs = ConfigChangeHandler(self.ctx, store, self.config, self.elections, validate, on_config_change)
         self._queue: queue.Queue[ControllerEvent] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._running = False
         self._active = False
         self._watching = False
-        self.channel = channel
-        if channel is not None:
-            channel.on_leader_and_isr_response = self.leader_and_isr_response
         self._zk_watching = False
-        self._topic_watches: set[str] = set()
         self._stopped = threading.Event()
+        self._handlers: dict[type[ControllerEvent], Callable[[Any], Any]] = {
+            Startup: lambda _e: self._on_startup(),
+            BrokerChange: lambda _e: self._on_broker_change() if self._active else None,
+            SessionExpired: self._on_session_expired,
+            ControllerChange: lambda _e: self._on_controller_change(),
+            LeaderAndIsrResponseReceived: self._on_leader_and_isr_response,
+            LogDirEventNotification: lambda _e: self._on_log_dir_event_notification(),
+            TopicCreation: self.topics.on_topic_creation,
+            PartitionCreation: self.topics.on_partition_creation,
+            TopicChange: lambda _e: self.topics.on_topic_change(),
+            PartitionModifications: lambda e: self.topics.on_partition_modifications(e.topic),
+            TopicDeletion: self.deletion.on_topic_deletion,
+            TopicDeletionFlag: lambda _e: self.deletion.on_topic_deletion_flag(),
+            ConfigChange: self.configs.on_config_change,
+            ConfigNotification: lambda e: self.configs.on_config_notification(e.entity_type, e.entity_name),
+            IsrChange: self.elections.on_isr_change,
+            IsrChangeNotification: lambda _e: self.elections.on_isr_change_notification(),
+            ControlledShutdown: self.elections.on_controlled_shutdown,
+            ElectLeaders: self.elections.on_elect_leaders,
+            PreferredReplicaElection: lambda _e: self.elections.on_preferred_replica_election(),
+            AutoPreferredReplicaLeaderElection: lambda _e: self.elections.on_auto_leader_rebalance(),
+            AlterReassignments: self.reassignments.on_alter_reassignments,
+            PartitionReassignment: lambda _e: self.reassignments.on_partition_reassignment(),
+        }
+
+    def _is_active(self) -> bool:
+        return self._active
+
+    def _unclean_enabled(self, topic: str) -> bool:
+        return self.configs.unclean_enabled(topic)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -152,9 +197,9 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         return self._enqueue(Startup())
 
     def _rebalance_timer(self) -> None:
-        interval_s = max(1, int(self.config.get("leader.imbalance.check.interval.seconds", 300)))
+        interval_s = max(1, self.config.leader_imbalance_check_interval_seconds)
         while not self._stopped.wait(interval_s):
-            if self._active and as_bool(self.config.get("auto.leader.rebalance.enable", True)):
+            if self._active and self.config.auto_leader_rebalance_enable:
                 self._enqueue_watch(AutoPreferredReplicaLeaderElection())
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
@@ -265,8 +310,7 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             event = self._queue.get()
             if isinstance(event, Shutdown):
                 self._resign()
-                if self.channel is not None:
-                    self.channel.shutdown()
+                self.sender.shutdown()
                 event.future.set_result(None)
                 return
             if isinstance(event, WatchEvent) and not self._active:
@@ -286,8 +330,7 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                 # A zombie: another controller was elected meanwhile; stop acting and follow /controller.
                 log.warning("Broker %d resigns as controller: %s", self.broker_id, e)
                 self._active = False
-                if self.channel is not None:
-                    self.channel.reset()
+                self.sender.reset()
                 self.store.controller_epoch_zk_version = None
                 if not event.future.done():
                     event.future.set_exception(NotControllerError(f"Broker {self.broker_id} is not the controller."))
@@ -321,96 +364,14 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                 event.future.set_exception(error)
 
     def _process(self, event: ControllerEvent) -> Any:
-        if isinstance(event, Startup):
-            return self._on_startup()
-        if isinstance(event, BrokerChange):
-            return self._on_broker_change() if self._active else None
-        if isinstance(event, TopicCreation):
-            return self._on_topic_creation(event)
-        if isinstance(event, TopicDeletion):
-            return self._on_topic_deletion(event.names)
-        if isinstance(event, PartitionCreation):
-            return self._on_partition_creation(event)
-        if isinstance(event, ConfigChange):
-            return self._on_config_change(event)
-        if isinstance(event, IsrChange):
-            return self._on_isr_change(event)
-        if isinstance(event, ControlledShutdown):
-            return self._on_controlled_shutdown(event)
-        if isinstance(event, ElectLeaders):
-            return self._on_elect_leaders(event)
-        if isinstance(event, ControllerChange):
-            return self._on_controller_change()
-        if isinstance(event, SessionExpired):
-            self._resign()
-            return self._on_startup()
-        if isinstance(event, TopicChange):
-            return self._on_topic_change()
-        if isinstance(event, PartitionModifications):
-            return self._on_partition_modifications(event.topic)
-        if isinstance(event, TopicDeletionFlag):
-            return self._on_topic_deletion_flag()
-        if isinstance(event, IsrChangeNotification):
-            return self._on_isr_change_notification()
-        if isinstance(event, LogDirEventNotification):
-            return self._on_log_dir_event_notification()
-        if isinstance(event, PreferredReplicaElection):
-            return self._on_preferred_replica_election()
-        if isinstance(event, PartitionReassignment):
-            return self._on_partition_reassignment()
-        if isinstance(event, AlterReassignments):
-            return self._on_alter_reassignments(event)
-        if isinstance(event, ConfigNotification):
-            return self._on_config_notification(event.entity_type, event.entity_name)
-        if isinstance(event, LeaderAndIsrResponseReceived):
-            return self._on_leader_and_isr_response(event) if self._active else None
-        if isinstance(event, AutoPreferredReplicaLeaderElection):
-            return self._on_auto_leader_rebalance()
-        raise ValueError(f"unknown controller event {event!r}")
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            raise ValueError(f"unknown controller event {event!r}")
+        return handler(event)
 
-    def _send(self, batch: BrokerRequestBatch) -> None:
-        if self.channel is not None:
-            self._send_to_brokers(batch, self.channel)
-            return
-        for broker_id, states in sorted(batch.leader_and_isr.items()):
-            if self.on_leader_and_isr is not None:
-                errors = self._call(self.on_leader_and_isr, broker_id, self.ctx.epoch, list(states.values()))
-                self.leader_and_isr_response(broker_id, errors)
-        if batch.update_metadata or batch.update_metadata_brokers:
-            self.metadata_cache.update_metadata(self.broker_id, self.ctx.epoch, self.ctx.live_brokers.values(),
-                                                list(batch.update_metadata.values()), self.ctx.topic_ids)
-        for broker_id, parts in sorted(batch.stop_replica.items()):
-            if self.on_stop_replica is not None:
-                self._call(self.on_stop_replica, broker_id, self.ctx.epoch, list(parts.values()))
-
-    def _send_to_brokers(self, batch: BrokerRequestBatch, channel: ControllerChannel) -> None:
-        """Cluster mode: the same decisions as requests to every live broker, in Kafka's order."""
-        ctx = self.ctx
-        live = ctx.live_brokers
-        channel.set_live_brokers(live)
-        for broker_id, states in sorted(batch.leader_and_isr.items()):
-            if broker_id not in live:
-                continue
-            leaders = {s.leader for s in states.values()}
-            channel.send_leader_and_isr(broker_id, self.broker_id, ctx.epoch, list(states.values()),
-                                        [live[b] for b in sorted(leaders) if b in live])
-        if batch.update_metadata or batch.update_metadata_brokers:
-            # This broker's cache at once (handlers here answer with it), every broker by UpdateMetadata.
-            self.metadata_cache.update_metadata(self.broker_id, ctx.epoch, live.values(),
-                                                list(batch.update_metadata.values()), ctx.topic_ids)
-            channel.send_update_metadata(sorted(live), self.broker_id, ctx.epoch, list(live.values()),
-                                         list(batch.update_metadata.values()), dict(ctx.topic_ids))
-        for broker_id, parts in sorted(batch.stop_replica.items()):
-            if broker_id in live:
-                channel.send_stop_replica(broker_id, self.broker_id, ctx.epoch, list(parts.values()))
-
-    @staticmethod
-    def _call(fn: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return fn(*args)
-        except Exception:  # a broker failing to apply a decision must not stop the controller
-            log.exception("Controller callback %s failed", getattr(fn, "__name__", fn))
-            return None
+    def _on_session_expired(self, _event: SessionExpired) -> bool:
+        self._resign()
+        return self._on_startup()
 
     def leader_and_isr_response(self, broker_id: int, errors: Any) -> None:
         """A broker's LeaderAndIsr answer ({TopicPartition: error code}); handled as an event of its own,
@@ -421,15 +382,16 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             self._enqueue(LeaderAndIsrResponseReceived(broker_id, dict(errors)))
 
     def _on_leader_and_isr_response(self, event: LeaderAndIsrResponseReceived) -> None:
+        if not self._active:
+            return
         batch = BrokerRequestBatch(self.ctx)
         if on_leader_and_isr_response(self.ctx, self.psm, event.broker_id, event.errors, batch):
-            self._send(batch)
+            self.sender.send(batch)
 
     def _resign(self) -> None:
         if self._active:
             self._active = False
-            if self.channel is not None:
-                self.channel.reset()
+            self.sender.reset()
             try:
                 self.store.resign_controller(self.broker_id)
             except MetadataStoreError:
@@ -442,8 +404,7 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         if self._active and current != self.broker_id:
             log.info("Broker %d resigns as controller: broker %s took over", self.broker_id, current)
             self._active = False
-            if self.channel is not None:
-                self.channel.reset()
+            self.sender.reset()
         if current is None:
             return self._on_startup()
         return self._active
@@ -453,8 +414,8 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             return
         self._zk_watching = True
         store = self.store
-        store.add_session_listener(lambda: self._enqueue(SessionExpired()))
-        store.watch_path_node(zk_data.CONTROLLER_PATH, lambda: self._enqueue(ControllerChange()))
+        store.add_session_listener(lambda: self._enqueue_watch(SessionExpired()))
+        store.watch_path_node(zk_data.CONTROLLER_PATH, lambda: self._enqueue_watch(ControllerChange()))
         store.watch_path_children(zk_data.TOPICS_PATH, lambda: self._enqueue_watch(TopicChange()))
         store.watch_path_children(zk_data.DELETE_TOPICS_PATH, lambda: self._enqueue_watch(TopicDeletionFlag()))
         store.watch_path_children(zk_data.ISR_CHANGE_NOTIFICATION_PATH,
@@ -491,18 +452,18 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
             self.store.watch_brokers(self.broker_change)
         ctx.live_brokers = self.store.get_brokers()
         ctx.shutting_down_broker_ids.clear()
-        self._broker_defaults = self.store.get_broker_config(None)
+        self.configs.load_broker_defaults()
         topics = self.store.get_topics()
         for name, topic in topics.items():
-            self._watch_topic(name)
+            self.topics.watch_topic(name)
             ctx.topic_ids[name] = topic.topic_id or random_kafka_uuid()
             ctx.assignments[name] = dict(topic.assignment)
             ctx.topic_configs[name] = self.store.get_topic_config(name)
-            for partition, leadership in self.store.get_partition_states(name).items():
-                ctx.leadership[TopicPartition(name, partition)] = leadership
+            for partition, stored in self.store.get_partition_states(name).items():
+                ctx.leadership[TopicPartition(name, partition)] = stored
         ctx.topics_to_be_deleted = self.store.get_topics_marked_for_deletion() & set(topics)
         ctx.reassignments.clear()
-        self._load_reassignments({n: t for n, t in topics.items() if n not in ctx.topics_to_be_deleted})
+        self.reassignments.load_reassignments({n: t for n, t in topics.items() if n not in ctx.topics_to_be_deleted})
         for tp in ctx.all_partitions():
             leadership = ctx.leadership.get(tp)
             if leadership is None:
@@ -525,13 +486,13 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         self.rsm.handle_state_changes([r for r in offline if r[0].topic not in ctx.topics_to_be_deleted
                                        and r[0] in ctx.leadership], ReplicaState.OFFLINE, batch)
         self.psm.trigger_online_state_change(batch)
-        self._send(batch)
+        self.sender.send(batch)
         if ctx.reassignments:
             resumed = BrokerRequestBatch(ctx)
-            self._resume_reassignments(resumed)
-            self._send(resumed)
+            self.reassignments.resume_reassignments(resumed)
+            self.sender.send(resumed)
         if ctx.topics_to_be_deleted:
-            self._delete_topics(sorted(ctx.topics_to_be_deleted))
+            self.deletion.delete_topics(sorted(ctx.topics_to_be_deleted))
         log.info("Broker %d is the controller, epoch %d, %d topics", self.broker_id, epoch, len(topics))
         return True
 
@@ -560,9 +521,9 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
                                            if tp.topic not in ctx.topics_to_be_deleted and tp in ctx.leadership],
                                           ReplicaState.ONLINE, batch)
             self.psm.trigger_online_state_change(batch)
-        self._send(batch)
+        self.sender.send(batch)
         if new:
-            self.resume_topic_deletion(new)
+            self.deletion.resume_topic_deletion(new)
 
     def _on_brokers_failure(self, dead: set[int], batch: BrokerRequestBatch) -> None:
         ctx = self.ctx
@@ -572,3 +533,31 @@ class Controller(TopicHandlers, ReassignmentHandlers, LeadershipHandlers, Cluste
         self.psm.trigger_online_state_change(batch)
         self.rsm.handle_state_changes([(tp, r) for tp, r in self.rsm.replicas_on_brokers(dead)
                                        if tp.topic not in ctx.topics_to_be_deleted], ReplicaState.OFFLINE, batch)
+
+    # -- log dir failures brokers reported (KIP-112) ---------------------------------------------------------
+
+    def _on_log_dir_event_notification(self) -> None:
+        """Kafka's processLogDirEventNotification / onBrokerLogDirFailure: send LeaderAndIsr for every replica
+        on the reporting brokers; each answers KAFKA_STORAGE_ERROR for the replicas in its offline dirs, and the
+        LeaderAndIsr response handling (offline_replicas.py) moves their leadership."""
+        ctx = self.ctx
+        names = self.store.children(zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH)
+        brokers: set[int] = set()
+        for name in names:
+            data = self.store.get_json(f"{zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH}/{name}")
+            if isinstance(data, dict) and "broker" in data:
+                brokers.add(int(data["broker"]))
+        try:
+            live = sorted(b for b in brokers if b in ctx.live_brokers)
+            if live:
+                log.info("Received log directory failure notification for brokers %s", ",".join(map(str, live)))
+                batch = BrokerRequestBatch(ctx)
+                for broker in live:
+                    for tp in ctx.partitions_on_broker(broker):
+                        leadership = ctx.leadership.get(tp)
+                        if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
+                            batch.add_leader_and_isr([broker], tp, leadership)
+                self.sender.send(batch)
+        finally:
+            if names:
+                self.store.delete_children(zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH, names)

@@ -1,10 +1,19 @@
-"""The controller's leadership events (a mixin of Controller, run on its event thread): AlterPartition from
-partition leaders (ISR changes), ControlledShutdown (move leaders off a stopping broker) and ElectLeaders
-(preferred / unclean elections), with Kafka's per-partition errors.
-Thread-safety: none; only the controller's event thread calls these.
+"""PartitionLeaderElection: the controller's leadership and ISR events, Kafka's per-partition errors included.
+
+AlterPartition from partition leaders (ISR changes) and the ISR change notifications leaders write themselves
+(/isr_change_notification/*, cluster mode); ControlledShutdown (move leaders off a stopping broker);
+ElectLeaders (preferred / unclean elections), also as /admin/preferred_replica_election asks (tools with
+--zookeeper) and as the auto leader rebalance (auto.leader.rebalance.enable, leader.imbalance.*) decides;
+offline partitions elected again when unclean election becomes allowed. Built from the controller context,
+the two state machines, the store, the sender and the ReassignmentManager (an ISR change may complete a
+reassignment).
+Reads and writes no bytes itself. Thread-safety: none; only the controller's event thread calls these.
 """
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Callable
 
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafkapy.common.errors import (
@@ -22,27 +31,35 @@ from kafkapy.common.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.controller.controller_config import ControllerConfig
 from kafkapy.controller.controller_events import ControlledShutdown, ElectionType, ElectLeaders, IsrChange
+from kafkapy.controller.controller_request_sender import ControllerRequestSender
 from kafkapy.controller.metadata_store import MetadataStore, MetadataStoreError
 from kafkapy.controller.partition_state_machine import (
     BrokerRequestBatch,
     ControllerContext,
+    PartitionState,
     PartitionStateMachine,
 )
+from kafkapy.controller.reassignment import ReassignmentManager
 from kafkapy.controller.replica_state_machine import ReplicaState, ReplicaStateMachine
+from kafkapy.zk import zk_data
+
+log = logging.getLogger("kafka.controller.KafkaController")
 
 
-class LeadershipHandlers:
-    ctx: ControllerContext
-    psm: PartitionStateMachine
-    rsm: ReplicaStateMachine
-    store: MetadataStore
-
-    def _send(self, batch: BrokerRequestBatch) -> None:
-        raise NotImplementedError
-
-    def _check_reassignments(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
-        raise NotImplementedError
+class PartitionLeaderElection:
+    def __init__(self, ctx: ControllerContext, psm: PartitionStateMachine, rsm: ReplicaStateMachine,
+                 store: MetadataStore, sender: ControllerRequestSender, reassignments: ReassignmentManager,
+                 config: ControllerConfig, is_active: Callable[[], bool]) -> None:
+        self.ctx = ctx
+        self.psm = psm
+        self.rsm = rsm
+        self.store = store
+        self.sender = sender
+        self.reassignments = reassignments
+        self.config = config
+        self.is_active = is_active
 
     def _check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:
         broker = self.ctx.live_brokers.get(broker_id)
@@ -52,7 +69,7 @@ class LeadershipHandlers:
             raise StaleBrokerEpochError(f"Broker epoch {broker_epoch} of broker {broker_id} is not the current "
                                         f"epoch {broker.epoch}.")
 
-    def _on_isr_change(self, event: IsrChange) -> dict[TopicPartition, LeaderAndIsr | KafkaError]:
+    def on_isr_change(self, event: IsrChange) -> dict[TopicPartition, LeaderAndIsr | KafkaError]:
         ctx = self.ctx
         broker = ctx.live_brokers.get(event.broker_id)
         if broker is None or (event.broker_epoch != -1 and event.broker_epoch != broker.epoch):
@@ -96,11 +113,11 @@ class LeadershipHandlers:
             ctx.leadership[tp] = LeaderIsrAndControllerEpoch(written, ctx.epoch)
             batch.add_update_metadata([tp])
             results[tp] = written
-        self._check_reassignments([tp for tp, r in results.items() if isinstance(r, LeaderAndIsr)], batch)
-        self._send(batch)
+        self.reassignments.check_reassignments([tp for tp, r in results.items() if isinstance(r, LeaderAndIsr)], batch)
+        self.sender.send(batch)
         return results
 
-    def _on_controlled_shutdown(self, event: ControlledShutdown) -> set[TopicPartition]:
+    def on_controlled_shutdown(self, event: ControlledShutdown) -> set[TopicPartition]:
         ctx = self.ctx
         self._check_broker_epoch(event.broker_id, event.broker_epoch)
         ctx.shutting_down_broker_ids.add(event.broker_id)
@@ -114,10 +131,10 @@ class LeadershipHandlers:
             self.psm.elect_leaders(led, self.psm.controlled_shutdown_election(), batch)
         # The followers on the stopping broker go offline: StopReplica (no delete) and out of the ISR.
         self.rsm.handle_state_changes([(tp, event.broker_id) for tp in followed], ReplicaState.OFFLINE, batch)
-        self._send(batch)
+        self.sender.send(batch)
         return {tp for tp in hosted if ctx.leadership[tp].leader_and_isr.leader == event.broker_id}
 
-    def _on_elect_leaders(self, event: ElectLeaders) -> dict[TopicPartition, KafkaError | None]:
+    def on_elect_leaders(self, event: ElectLeaders) -> dict[TopicPartition, KafkaError | None]:
         ctx = self.ctx
         partitions = event.partitions if event.partitions is not None else ctx.all_partitions()
         results: dict[TopicPartition, KafkaError | None] = {}
@@ -150,5 +167,76 @@ class LeadershipHandlers:
             else:
                 results[tp] = EligibleLeadersNotAvailableError(
                     f"Failed to elect leader for partition {tp} under strategy OfflinePartitionLeaderElectionStrategy")
-        self._send(batch)
+        self.sender.send(batch)
         return results
+
+    # -- ISR changes leaders wrote themselves (cluster mode) ----------------------------------------------------
+
+    def on_isr_change_notification(self) -> None:
+        ctx = self.ctx
+        names, tps = self.store.get_isr_change_notifications()
+        known = sorted(tp for tp in tps if tp in ctx.leadership)
+        for topic in sorted({tp.topic for tp in known}):
+            stored = self.store.get_partition_states(topic)
+            for tp in known:
+                if tp.topic == topic and tp.partition in stored:
+                    ctx.leadership[tp] = stored[tp.partition]
+        if known:
+            batch = BrokerRequestBatch(ctx)
+            batch.add_update_metadata(known)
+            self.reassignments.check_reassignments(known, batch)
+            self.sender.send(batch)
+        if names:
+            self.store.delete_children(zk_data.ISR_CHANGE_NOTIFICATION_PATH, names)
+
+    # -- preferred replica election (tools with --zookeeper, non-controller brokers) ------------------------
+
+    def on_preferred_replica_election(self) -> None:
+        wanted = self.store.get_preferred_replica_election()
+        if wanted is None:
+            return
+        try:
+            partitions = [tp for tp in wanted if tp in self.ctx.leadership]
+            if partitions:
+                self.on_elect_leaders(ElectLeaders(partitions=partitions, election_type=ElectionType.PREFERRED))
+        finally:
+            self.store.delete_preferred_replica_election()
+
+    # -- auto leader rebalance --------------------------------------------------------------------------------
+
+    def on_auto_leader_rebalance(self) -> None:
+        """Kafka's checkAndTriggerAutoLeaderRebalance: per preferred broker, when more than
+        leader.imbalance.per.broker.percentage of its partitions are led elsewhere, move them back."""
+        ctx = self.ctx
+        if not self.config.auto_leader_rebalance_enable:
+            return
+        threshold = self.config.leader_imbalance_per_broker_percentage
+        by_preferred: dict[int, list[TopicPartition]] = {}
+        for tp in ctx.all_partitions():
+            replicas = ctx.replicas(tp)
+            if replicas and tp.topic not in ctx.topics_to_be_deleted and tp in ctx.leadership:
+                by_preferred.setdefault(replicas[0], []).append(tp)
+        candidates: list[TopicPartition] = []
+        for broker_id, tps in sorted(by_preferred.items()):
+            if not ctx.is_replica_online(broker_id, include_shutting_down=False):
+                continue
+            imbalanced = [tp for tp in tps if ctx.leadership[tp].leader_and_isr.leader != broker_id]
+            ratio = len(imbalanced) * 100 / len(tps)
+            if imbalanced and ratio > threshold:
+                log.info("Leader imbalance ratio for broker %d is %.1f%%: moving %d leaders back", broker_id,
+                         ratio, len(imbalanced))
+                candidates.extend(tp for tp in imbalanced if broker_id in ctx.leadership[tp].leader_and_isr.isr
+                                  and ctx.states.get(tp) == PartitionState.ONLINE)
+        if candidates:
+            self.on_elect_leaders(ElectLeaders(partitions=candidates, election_type=ElectionType.PREFERRED))
+
+    # -- offline partitions unclean election may now lead ------------------------------------------------------
+
+    def elect_offline(self, partitions: list[TopicPartition]) -> None:
+        if not self.is_active():
+            return
+        offline = [tp for tp in partitions if self.ctx.states.get(tp) == PartitionState.OFFLINE]
+        if offline:
+            batch = BrokerRequestBatch(self.ctx)
+            self.psm.trigger_online_state_change(batch, offline)
+            self.sender.send(batch)

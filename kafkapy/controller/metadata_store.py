@@ -215,3 +215,41 @@ class MetadataStore(ABC):
     def add_session_listener(self, listener: Callable[[], None]) -> None:
         """Call listener after the store's session expired and a new one began (ephemerals were lost)."""
         return None
+
+    # -- admin paths (written by tools and non-controller brokers, read by the controller) ------------------
+
+    @abstractmethod
+    def children(self, path: str) -> list[str]: ...
+
+    @abstractmethod
+    def get_json(self, path: str) -> Any:
+        """The node's JSON value, None when the node is missing or empty."""
+
+    @abstractmethod
+    def delete_children(self, parent: str, names: Iterable[str]) -> None: ...
+
+    @abstractmethod
+    def get_isr_change_notifications(self) -> tuple[list[str], set[TopicPartition]]:
+        """-> (notification node names, the partitions they name)."""
+
+    @abstractmethod
+    def get_partition_reassignment(self) -> dict[TopicPartition, tuple[int, ...]]:
+        """/admin/reassign_partitions: the target replicas per partition (empty when there is none)."""
+
+    @abstractmethod
+    def set_partition_reassignment(self, assignment: Mapping[TopicPartition, Iterable[int]]) -> None:
+        """Write /admin/reassign_partitions (delete it when assignment is empty)."""
+
+    @abstractmethod
+    def get_preferred_replica_election(self) -> list[TopicPartition] | None: ...
+
+    @abstractmethod
+    def create_preferred_replica_election(self, partitions: Iterable[TopicPartition]) -> None:
+        """NodeExistsError while an earlier election is still pending."""
+
+    @abstractmethod
+    def delete_preferred_replica_election(self) -> None: ...
+
+    @abstractmethod
+    def set_topic_assignment(self, topic: TopicReplicaAssignment) -> TopicReplicaAssignment:
+        """Overwrite the topic's assignment (reassignment); guarded by topic.version."""

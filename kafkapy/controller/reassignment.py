@@ -1,7 +1,8 @@
-"""Partition reassignment, Kafka's KafkaController.onPartitionReassignment (KIP-455) in ZooKeeper mode (a mixin
-of Controller, run on its event thread). Sources: AlterPartitionReassignments (a target per partition, None
+"""Partition reassignment, Kafka's KafkaController.onPartitionReassignment (KIP-455) in ZooKeeper mode (run on
+the controller's event thread). Sources: AlterPartitionReassignments (a target per partition, None
 cancels) and /admin/reassign_partitions ({"version":1,"partitions":[{"topic","partition","replicas"}]},
 Kafka 2.x's tool; each partition leaves the node when its move completes, the node goes when empty).
+ReassignmentManager is built from the controller context, the two state machines, the store and the sender.
 
 With ORS the original replicas, TRS the target, RS = TRS + (ORS - TRS), AR = TRS - ORS, RR = RS - TRS:
   start:    /brokers/topics/<t> gets RS with adding_replicas AR and removing_replicas RR; AR become NewReplica;
@@ -28,6 +29,7 @@ from kafkapy.common.errors import (
 )
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.controller_events import AlterReassignments
+from kafkapy.controller.controller_request_sender import ControllerRequestSender
 from kafkapy.controller.metadata_store import MetadataStore, MetadataStoreError, TopicReplicaAssignment
 from kafkapy.controller.partition_state_machine import (
     BrokerRequestBatch,
@@ -44,18 +46,18 @@ def _seq(values: Any) -> str:
     return "List(" + ", ".join(map(str, values)) + ")"
 
 
-class ReassignmentHandlers:
-    ctx: ControllerContext
-    psm: PartitionStateMachine
-    rsm: ReplicaStateMachine
-    store: MetadataStore
-
-    def _send(self, batch: BrokerRequestBatch) -> None:
-        raise NotImplementedError
+class ReassignmentManager:
+    def __init__(self, ctx: ControllerContext, psm: PartitionStateMachine, rsm: ReplicaStateMachine,
+                 store: MetadataStore, sender: ControllerRequestSender) -> None:
+        self.ctx = ctx
+        self.psm = psm
+        self.rsm = rsm
+        self.store = store
+        self.sender = sender
 
     # -- sources ----------------------------------------------------------------------------------------------
 
-    def _on_alter_reassignments(self, event: AlterReassignments) -> list[KafkaError | None]:
+    def on_alter_reassignments(self, event: AlterReassignments) -> list[KafkaError | None]:
         ctx = self.ctx
         results: list[KafkaError | None] = []
         batch = BrokerRequestBatch(ctx)
@@ -69,10 +71,10 @@ class ReassignmentHandlers:
             else:
                 results.append(self._validate_target(tuple(target), ctx.replicas(tp))
                                or self._start_reassignment(tp, tuple(target), batch))
-        self._send(batch)
+        self.sender.send(batch)
         return results
 
-    def _on_partition_reassignment(self) -> None:
+    def on_partition_reassignment(self) -> None:
         """/admin/reassign_partitions changed: start what it asks that is not running yet."""
         ctx = self.ctx
         wanted = self.store.get_partition_reassignment()
@@ -90,7 +92,7 @@ class ReassignmentHandlers:
                 log.error("Skipping the reassignment of %s to %s: %s", tp, list(target), error)
             if error is not None or tp not in ctx.reassignments:
                 done.append(tp)
-        self._send(batch)
+        self.sender.send(batch)
         self._remove_from_admin_node(done)
 
     def _validate_target(self, target: tuple[int, ...], current: tuple[int, ...]) -> KafkaError | None:
@@ -125,12 +127,12 @@ class ReassignmentHandlers:
         self._maybe_complete_or_continue(tp, batch, starting=True)
         return None
 
-    def _resume_reassignments(self, batch: BrokerRequestBatch) -> None:
+    def resume_reassignments(self, batch: BrokerRequestBatch) -> None:
         """Controller failover: the topic nodes' adding/removing replicas are reassignments still running."""
         for tp in list(self.ctx.reassignments):
             self._maybe_complete_or_continue(tp, batch, starting=False)
 
-    def _check_reassignments(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
+    def check_reassignments(self, partitions: list[TopicPartition], batch: BrokerRequestBatch) -> None:
         """An ISR changed: a reassignment whose target replicas are all in the ISR completes now."""
         for tp in partitions:
             ra = self.ctx.reassignments.get(tp)
@@ -205,7 +207,7 @@ class ReassignmentHandlers:
         if len(left) != len(wanted):
             self.store.set_partition_reassignment(left)
 
-    def _load_reassignments(self, topics: dict[str, TopicReplicaAssignment]) -> None:
+    def load_reassignments(self, topics: dict[str, TopicReplicaAssignment]) -> None:
         for name, topic in topics.items():
             for p in set(topic.adding_replicas) | set(topic.removing_replicas):
                 if p in topic.assignment:
