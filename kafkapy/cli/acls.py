@@ -77,6 +77,9 @@ def build_parser() -> ToolParser:
                    "used in combination with the --producer option. Note that idempotence is enabled automatically "
                    "if the producer is authorized to a particular transactional-id.")
     p.add_argument("--force", action="store_true", help="Assume Yes to all queries and do not prompt.")
+    from kafkapy.cli.parser_params import offer_flag_values
+
+    offer_flag_values(p, "--resource-pattern-type", ("literal", "prefixed", "any", "match"))
     return p
 
 

@@ -84,6 +84,9 @@ def build_parser() -> ToolParser:
                    help="DEPRECATED (Kafka 2.x): the ZooKeeper connection string host:port[/chroot]; the entity's "
                    "/config znode is read and written directly, as Kafka 2.x's ConfigCommand did.")
     p.set_defaults(entity_specs=[], entity_name=None, entity_default=False)
+    from kafkapy.cli.parser_params import offer_flag_values
+
+    offer_flag_values(p, "--entity-type", ("topics", "clients", "users", "brokers", "broker-loggers", "ips", "client-metrics", "groups"))
     return p
 
 

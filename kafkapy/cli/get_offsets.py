@@ -38,6 +38,9 @@ def build_parser() -> ToolParser:
     # Pre-3.0 GetOffsetShell flags, accepted and ignored so old scripts keep working.
     p.add_argument("--max-wait-ms", help=argparse.SUPPRESS)
     p.add_argument("--offsets", help=argparse.SUPPRESS)
+    from kafkapy.cli.parser_params import offer_flag_values
+
+    offer_flag_values(p, "--time", ("latest", "earliest", "max-timestamp", "earliest-local", "latest-tiered", "-1", "-2", "-3", "-4", "-5"))
     return p
 
 

@@ -52,6 +52,9 @@ def build_parser() -> ToolParser:
                    "only performed if the current leader is not the preferred leader for the topic partition. If "
                    "unclean election is selected, the election is only performed if there are no leader for the "
                    "topic partition. REQUIRED.")
+    from kafkapy.cli.parser_params import offer_flag_values
+
+    offer_flag_values(p, "--election-type", ("preferred", "unclean"))
     return p
 
 

@@ -9,7 +9,9 @@ tree's view of the same flags from that parser, so `kafkapy <tool> --<TAB>` comp
 - `action="append"` / `"extend"` / nargs `+`/`*` -> a repeatable option;
 - `choices` -> a Literal of the choices; `type=int`/`float` -> int/float; a metavar or dest naming a
   file, path or directory -> Path; anything else -> str;
-- positionals -> arguments; argparse.SUPPRESS help -> hidden.
+- positionals -> arguments; argparse.SUPPRESS help -> hidden;
+- an action with `completion_values` (set through `offer_values(action, values)`, for flags Kafka validates
+  itself such as --entity-type or --time) -> completion offers those values, the type stays str.
 
 The command is built through Typer's public API (a function whose signature carries
 `Annotated[..., typer.Option(...)]` parameters), so Typer owns the click param classes.
@@ -20,7 +22,6 @@ Thread-safety: pure functions.
 from __future__ import annotations
 
 import argparse
-import inspect
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -45,6 +46,24 @@ def _value_type(action: argparse.Action) -> Any:
     if any(word in named for word in _PATHLIKE):
         return Path
     return str
+
+
+def offer_values(action: argparse.Action, values: tuple[str, ...]) -> argparse.Action:
+    """Mark `action` (what add_argument returned) so completion offers `values`; parsing is unchanged."""
+    action.completion_values = values  # type: ignore[attr-defined]
+    return action
+
+
+def offer_flag_values(parser: argparse.ArgumentParser, flag: str, values: tuple[str, ...]) -> None:
+    """offer_values for the parser's option `flag`."""
+    offer_values(parser._option_string_actions[flag], values)
+
+
+def _value_completer(values: tuple[str, ...]) -> Any:
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
 
 
 def _panel(group_title: str | None) -> str | None:
@@ -78,13 +97,17 @@ def _annotation(action: argparse.Action, panel: str | None) -> tuple[Any, Any]:
     value = _value_type(action)
     if _is_multiple(action):
         value = list[value]  # type: ignore[valid-type]
+    offered = getattr(action, "completion_values", None)
     info = typer.Option(*action.option_strings, metavar=metavar, help=help_text, hidden=hidden,
-                        rich_help_panel=panel, show_default=False)  # fmt: skip
+                        rich_help_panel=panel, show_default=False,
+                        autocompletion=_value_completer(offered) if offered else None)  # fmt: skip
     return Annotated[value | None, info], (... if action.required else None)
 
 
 def typer_command(parser: argparse.ArgumentParser, name: str):
     """The Typer/click command whose params mirror `parser`'s arguments (help and version excluded)."""
+    import inspect
+
     import typer
     import typer.main
 

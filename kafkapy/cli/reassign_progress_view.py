@@ -42,12 +42,13 @@ def watch_progress(admin: Any, partitions: Iterable[TopicPartition], out: Any) -
     """Show the live view until none of `partitions` is reassigning; False if the user stopped watching."""
     from rich.live import Live
 
-    from kafkapy.tools.reassign_progress import PartitionProgress, ProgressTracker, sample
+    from kafkapy.tools.reassign_progress import ProgressTracker, completed, replica_sizes, sample
 
     wanted = list(dict.fromkeys(partitions))
     tracker = ProgressTracker()
     finished: dict[TopicPartition, Any] = {}
     targets: dict[TopicPartition, list[int]] = {}
+    last_seen: dict[TopicPartition, Any] = {}  # each partition's latest sampled progress
     deadline = time.monotonic() + MAX_WATCH_S
     try:
         with Live(console=out.console(), refresh_per_second=4, transient=False) as live:
@@ -56,12 +57,14 @@ def watch_progress(admin: Any, partitions: Iterable[TopicPartition], out: Any) -
                 progress = sample(admin, ongoing)
                 for tp, r in ongoing.items():
                     targets[tp] = [b for b in r.replicas if b not in r.removing_replicas]
-                for tp in wanted:  # a finished partition stays on screen at 100%
-                    if tp in progress:
-                        finished.pop(tp, None)
-                    elif tp in targets:
-                        done = max(1, finished.get(tp, progress.get(tp, PartitionProgress(1, 1))).total)
-                        finished[tp] = PartitionProgress(done, done)
+                just_done = [tp for tp in wanted if tp not in progress and tp in targets and tp not in finished]
+                unseen = {tp: targets[tp] for tp in just_done if tp not in last_seen}
+                final = replica_sizes(admin, unseen) if unseen else {}
+                for tp in just_done:  # a finished partition stays on screen at 100% of what it copied
+                    finished[tp] = completed(last_seen.get(tp), final.get(tp))
+                for tp in progress:
+                    finished.pop(tp, None)
+                last_seen.update(progress)
                 shown = {**finished, **progress}
                 tracker.update(time.monotonic(), shown)
                 live.update(_render(shown, targets, tracker))

@@ -4,8 +4,9 @@ Reads the tool's argparse parser (kafkapy.cli.command.ToolParser): usage, descri
 per argument group ("Options", "Common options", ...) listing every flag with its aliases
 (`--bootstrap-server, --broker-list`), its metavar in Kafka's words (`<server(s) to connect to>`), a
 `*` for required flags, and the help text. Flag names never wrap or get cut; the help column wraps.
-On a terminal the panels are coloured; piped, Rich writes the same layout without escape codes
-(at $COLUMNS or 80 columns).
+On a terminal the panels are coloured. Piped (or KAFKAPY_PLAIN=1, TERM=dumb) the help is plain text with no
+boxes: each flag with its aliases and metavar on a line of its own, never split, and its help below, indented
+and wrapped at $COLUMNS (80) without breaking words or hyphenated flag names.
 Thread-safety: called once per process from the main thread.
 """
 
@@ -57,7 +58,57 @@ def _panel_title(title: str | None) -> str:
     return title[:1].upper() + title[1:]
 
 
+def _plain(parser: argparse.ArgumentParser, file: IO[str]) -> None:
+    import os
+    import shutil
+    import textwrap
+
+    width = max(40, int(os.environ.get("COLUMNS") or 0) or shutil.get_terminal_size((80, 24)).columns)
+
+    def wrap(text: str, indent: str) -> list[str]:
+        return textwrap.wrap(text, width=width - 1, initial_indent=indent, subsequent_indent=indent,
+                             break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
+
+    lines = [f"Usage: {_usage(parser)}", ""]
+    if parser.description:
+        lines += wrap(parser.description, "") + [""]
+    expand = parser._get_formatter()._expand_help
+    groups = sorted(parser._action_groups, key=lambda g: g.title != "positional arguments")
+    for group in groups:
+        actions = [a for a in group._group_actions if a.help != argparse.SUPPRESS]
+        if not actions:
+            continue
+        lines.append(f"{_panel_title(group.title)}:")
+        for a in actions:
+            required = " (required)" if a.required and a.option_strings else ""
+            for names, metavar, help_text in _rows(a):
+                lines.append(f"  {names}{' ' + metavar if metavar else ''}{required}")
+                if help_text and not isinstance(a, argparse._SubParsersAction):
+                    help_text = expand(a)
+                if help_text:
+                    lines += wrap(help_text, " " * 8)
+        lines.append("")
+    if parser.epilog:
+        lines += wrap(parser.epilog, "") + [""]
+    try:
+        file.write("\n".join(lines))
+        file.flush()
+    except BrokenPipeError:  # `--help | head`: end quietly
+        from kafkapy.cli.render import silence_stdout
+
+        silence_stdout()
+
+
+def _on_terminal(file: IO[str]) -> bool:
+    from kafkapy.cli.render import _forced_terminal, _isatty, _plain_forced
+
+    return not _plain_forced() and (_forced_terminal("stdout") or _isatty(file))
+
+
 def print_help(parser: argparse.ArgumentParser, file: IO[str]) -> None:
+    if not _on_terminal(file):
+        _plain(parser, file)
+        return
     from rich.console import Console, Group
     from rich.padding import Padding
     from rich.panel import Panel

@@ -255,26 +255,39 @@ def _ids(ids: list[int] | None) -> str:
 
 def describe_tables(descriptions: list[Any], out: Any) -> None:
     """--describe on a terminal: per topic its header fields as the title and a table of partitions (no
-    leader in red, an ISR short of the replicas in yellow)."""
+    leader in red, an ISR short of the replicas in yellow). With a partition filter (--under-replicated-partitions,
+    ...) Kafka prints no topic header, so the matching partitions of every topic go in one table with a Topic
+    column."""
+    filtered = not any(t.print_header for t in descriptions)
+    if filtered:
+        parts = [p for t in descriptions for p in t.partitions]
+        if parts:
+            columns, rows = _partition_table(parts, with_topic=True)
+            out.table(columns, rows)
+        return
+    for t in descriptions:
+        columns, rows = _partition_table(t.partitions, with_topic=False)
+        out.table(columns, rows, title=topic_line(t).replace("\t", "   ") if t.print_header else f"Topic: {t.name}")
+
+
+def _partition_table(partitions: list[Any], with_topic: bool) -> tuple[list[str], list[list[Any]]]:
     from kafkapy.cli.render import Styled
 
-    for t in descriptions:
-        title = topic_line(t).replace("\t", "   ") if t.print_header else None
-        reassigning = any(p.adding_replicas is not None for p in t.partitions)
-        columns = ["Partition", "Leader", "Replicas", "Isr"]
-        columns += ["Adding Replicas", "Removing Replicas"] if reassigning else []
-        rows = []
-        for p in t.partitions:
-            row: list[Any] = [
-                p.partition,
-                Styled("none", "bold red") if p.leader is None else p.leader,
-                _ids(p.replicas),
-                Styled(_ids(p.isr), "yellow") if len(p.isr) < len(p.replicas) else _ids(p.isr),
-            ]
-            if reassigning:
-                row += [_ids(p.adding_replicas or []), _ids(p.removing_replicas or [])]
-            rows.append(row + [_ids(p.elr), _ids(p.last_known_elr)])
-        out.table(columns + ["Elr", "LastKnownElr"], rows, title=title)
+    reassigning = any(p.adding_replicas is not None for p in partitions)
+    columns = (["Topic"] if with_topic else []) + ["Partition", "Leader", "Replicas", "Isr"]
+    columns += ["Adding Replicas", "Removing Replicas"] if reassigning else []
+    rows = []
+    for p in partitions:
+        row: list[Any] = ([p.topic] if with_topic else []) + [
+            p.partition,
+            Styled("none", "bold red") if p.leader is None else p.leader,
+            _ids(p.replicas),
+            Styled(_ids(p.isr), "yellow") if len(p.isr) < len(p.replicas) else _ids(p.isr),
+        ]
+        if reassigning:
+            row += [_ids(p.adding_replicas or []), _ids(p.removing_replicas or [])]
+        rows.append(row + [_ids(p.elr), _ids(p.last_known_elr)])
+    return columns + ["Elr", "LastKnownElr"], rows
 
 
 def _describe_json(d: Any) -> dict[str, Any]:

@@ -52,6 +52,29 @@ def sample(admin: Any, reassignments: Mapping[TopicPartition, Any]) -> dict[Topi
     return out
 
 
+def completed(last: PartitionProgress | None, final_size: int | None) -> PartitionProgress:
+    """A partition whose reassignment just finished, shown at 100%: its last sampled total (what was copied), or,
+    when it finished before any sample, its replica's size now; 0 B when neither is known."""
+    total = last.total if last is not None and last.total > 0 else (final_size or 0)
+    return PartitionProgress(total, total)
+
+
+def replica_sizes(admin: Any, replicas: Mapping[TopicPartition, list[int]]) -> dict[TopicPartition, int]:
+    """The largest size of each partition's (non-future) replicas on the given brokers."""
+    brokers = sorted({b for bs in replicas.values() for b in bs})
+    topics: dict[str, list[int]] = {}
+    for tp in replicas:
+        topics.setdefault(tp.topic, []).append(tp.partition)
+    sizes: dict[TopicPartition, int] = {}
+    if brokers:
+        for dirs in admin.describe_log_dirs(brokers, topics).values():
+            for d in dirs.values():
+                for tp, info in d.replicas.items():
+                    if tp in replicas and not info.is_future:
+                        sizes[tp] = max(sizes.get(tp, 0), info.size)
+    return sizes
+
+
 @dataclass
 class ProgressTracker:
     """Rate and ETA from successive samples (times in seconds)."""
