@@ -20,6 +20,7 @@ that lock; appends to a future log happen only on this thread.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time as _time
 from collections.abc import Callable
@@ -88,6 +89,8 @@ class ReplicaAlterLogDirsThread:
                     break
                 try:
                     copied += self.do_work(tp)
+                except OSError as e:  # a disk failing: its dir goes offline (the LogManager drops its logs)
+                    self._on_io_error(tp, e)
                 except Exception as e:
                     log.error("[%s] Error moving the replica of %s to its future log; the move is abandoned: %s",
                               self.name, tp, e)
@@ -96,6 +99,20 @@ class ReplicaAlterLogDirsThread:
             if copied == 0:
                 self._wake.wait(IDLE_WAIT_S)
                 self._wake.clear()
+
+    def _on_io_error(self, tp: TopicPartition, error: OSError) -> None:
+        partition, future = self._get_partition(tp), self._log_manager.future_log(tp)
+        current = partition.log if partition is not None else None
+        where = os.path.abspath(error.filename) if isinstance(error.filename, str) else ""
+        for lg in (future, current):
+            if lg is not None and where.startswith(os.path.dirname(lg.dir) + os.sep):
+                self._log_manager.log_dir_failed(os.path.dirname(lg.dir), error)
+                break
+        else:
+            log.error("[%s] I/O error moving the replica of %s; the move is abandoned: %s", self.name, tp, error)
+        self.remove_partition(tp)
+        if self._log_manager.future_log(tp) is not None:
+            self._log_manager.remove_future_log(tp)
 
     def do_work(self, tp: TopicPartition) -> int:
         """One round for one partition: bytes copied (the swap is done when caught up)."""

@@ -174,3 +174,19 @@ def test_future_log_follows_a_truncated_current_log(tmp_path) -> None:
     assert mgr.get_log(TP).read(0, 10**9).records.read_bytes() == expected
     assert mgr.get_log(TP).end_offset_for_epoch(0) == (0, 15)
     mgr.shutdown()
+
+
+def test_an_io_error_in_the_future_dir_takes_that_dir_offline(tmp_path) -> None:
+    mgr = _manager(tmp_path)
+    log = mgr.get_or_create_log(TP)
+    log.append_as_leader(batch(3), 0)
+    target = str(tmp_path / ("d2" if os.path.dirname(log.dir).endswith("d1") else "d1"))
+    partition = FakePartition(log)
+    thread = ReplicaAlterLogDirsThread(0, lambda tp: partition, mgr)
+    future = mgr.get_or_create_future_log(TP, target)
+    thread._on_io_error(TP, OSError(5, "Input/output error", os.path.join(future.dir, "00000000000000000000.log")))
+    assert mgr.offline_dirs == {target} and mgr.future_log(TP) is None
+    assert mgr.get_log(TP) is log  # the current replica, in the healthy dir, is untouched
+    thread._on_io_error(TP, OSError(5, "Input/output error"))  # no file name: the move is just abandoned
+    assert mgr.offline_dirs == {target}
+    mgr.shutdown()
