@@ -21,7 +21,9 @@ answering thread writes the response itself.
 Cost: nothing unless the logger is enabled for DEBUG: KafkaApis checks `enabled()` once per request and
 only then keeps the request's JSON (computed before handling, as Kafka, since a produce body goes to
 purgatory); RequestContext writes the line when that JSON is present.
-Thread-safety: stateless functions; logging is thread-safe.
+clientInformation is what the connection's ApiVersions v3+ request said (remember_client, from its handler;
+the last MAX_CLIENTS connections are kept), else unknown/unknown as in Kafka.
+Thread-safety: the client table is guarded by a lock; the rest is stateless; logging is thread-safe.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from kafkapy.common.config_types import ConfigType
@@ -45,9 +49,31 @@ _BROKER_RESOURCE = 4
 _HIDDEN_BODIES = (ApiKey.SASL_AUTHENTICATE, ApiKey.ALTER_USER_SCRAM_CREDENTIALS)
 _CONFIG_ALTERS = (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS)
 
+# clientInformation per connection (ApiVersions v3+'s software name and version, Kafka's channel metadata): the
+# most recent connections only, so closed ones need no hook to be forgotten.
+MAX_CLIENTS = 10_000
+_UNKNOWN = ("unknown", "unknown")
+_clients: OrderedDict[str, tuple[str, str]] = OrderedDict()
+_clients_lock = threading.Lock()
+
 
 def enabled() -> bool:
     return log.isEnabledFor(logging.DEBUG)
+
+
+def remember_client(connection_id: str, software_name: str | None, software_version: str | None) -> None:
+    """What an ApiVersions v3+ request said the client is (called by its handler, once per connection)."""
+    with _clients_lock:
+        _clients[connection_id] = (software_name or "unknown", software_version or "unknown")
+        _clients.move_to_end(connection_id)
+        if len(_clients) > MAX_CLIENTS:
+            _clients.popitem(last=False)
+
+
+def client_information(connection_id: str) -> dict[str, str]:
+    with _clients_lock:
+        name, version = _clients.get(connection_id, _UNKNOWN)
+    return {"softwareName": name, "softwareVersion": version}
 
 
 def _camel(json_name: str) -> str:
@@ -157,6 +183,6 @@ def _log_completed(ctx: Any, response: Any, send_start_ns: int, end_ns: int, thr
         "securityProtocol": request.security_protocol,
         "principal": str(request.principal),
         "listener": request.listener_name,
-        "clientInformation": {"softwareName": "unknown", "softwareVersion": "unknown"},
+        "clientInformation": client_information(request.connection_id),
     }
     log.debug("Completed request:%s", json.dumps(desc, separators=(",", ":")))

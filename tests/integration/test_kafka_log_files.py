@@ -24,7 +24,13 @@ import pytest
 from typer.testing import CliRunner
 
 from kafkapy.cli.main import app
-from kafkapy.protocol.messages import FetchRequest, MetadataRequest, ProduceRequest, StopReplicaRequest
+from kafkapy.protocol.messages import (
+    ApiVersionsRequest,
+    FetchRequest,
+    MetadataRequest,
+    ProduceRequest,
+    StopReplicaRequest,
+)
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 
 LAYOUT = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) .* \([\w.$]+\)$")
@@ -259,6 +265,7 @@ def test_request_logger_at_debug_logs_completed_requests(daemon: Broker, cli, wi
     assert (rc, out) == (0, "Completed updating config for broker-logger 3.\n")
     assert loggers(cli, daemon, 3)["kafka.request.logger"] == "DEBUG"
     client = wire_client(daemon.port, client_id="request-log-test")
+    client.request(ApiVersionsRequest(client_software_name="wire-test-client", client_software_version="1.2.3"), 3)
     md = client.request(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="rl")],
                                         allow_auto_topic_creation=False), 9)
     assert md.topics[0].error_code == 0
@@ -280,7 +287,7 @@ def test_request_logger_at_debug_logs_completed_requests(daemon: Broker, cli, wi
     assert LAYOUT.match(line) and line.endswith(" (kafka.request.logger)")
     doc = json.loads(line.split(" DEBUG Completed request:", 1)[1].rsplit(" (kafka.request.logger)", 1)[0])
     assert doc["isForwarded"] is False
-    assert doc["requestHeader"] == {"requestApiKey": 3, "requestApiVersion": 9, "correlationId": 1,
+    assert doc["requestHeader"] == {"requestApiKey": 3, "requestApiVersion": 9, "correlationId": 2,
                                     "clientId": "request-log-test", "requestApiKeyName": "METADATA"}
     assert doc["request"] == {"topics": [{"name": "rl"}], "allowAutoTopicCreation": False,
                               "includeClusterAuthorizedOperations": False,
@@ -290,6 +297,7 @@ def test_request_logger_at_debug_logs_completed_requests(daemon: Broker, cli, wi
     assert re.fullmatch(rf"127\.0\.0\.1:{daemon.port}-127\.0\.0\.1:\d+-\d+", doc["connection"])
     assert (doc["securityProtocol"], doc["principal"], doc["listener"]) == ("PLAINTEXT", "User:ANONYMOUS",
                                                                            "PLAINTEXT")
+    assert doc["clientInformation"] == {"softwareName": "wire-test-client", "softwareVersion": "1.2.3"}
     times = ["totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs", "responseQueueTimeMs", "sendTimeMs"]
     assert all(isinstance(doc[k], float) and doc[k] >= 0 for k in times) and doc["throttleTimeMs"] == 0
     assert doc["totalTimeMs"] >= doc["localTimeMs"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
+from kafkapy.server import request_logger
 from kafkapy.server.apis import registry
 from kafkapy.server.apis.registry import api
 
@@ -32,6 +33,8 @@ def handle_api_versions(ctx, request: ApiVersionsRequest) -> ApiVersionsResponse
     response = api_versions_response()
     if ctx.api_version >= 3:
         add_features(ctx.server, response)
+        request_logger.remember_client(ctx.request.connection_id, request.client_software_name,
+                                       request.client_software_version)
     return response
 
 
