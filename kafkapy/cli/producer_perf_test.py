@@ -5,8 +5,9 @@ Flags are ProducerPerformance's (argparse4j): --topic, --num-records, exactly on
 --payload-file [--payload-delimiter, a regex, default \\n] / --payload-monotonic, --throughput (records/s,
 -1 = unthrottled), --producer-props k=v ... and/or --producer.config (4.2 spellings --command-property /
 --command-config), --bootstrap-server (4.x; wins over bootstrap.servers), --print-metrics, --warmup-records,
---reporting-interval, --transactional-id / --transaction-duration-ms (refused: kafkapy's producer has no
-transactions yet). Kafka's usage checks: `--num-records should be greater than zero`, ... (exit 2 here).
+--reporting-interval, --transactional-id / --transaction-duration-ms (refused: kafkapy's client library has no
+transactional producer yet). --print-metrics prints the Java producer's whole metric list
+(kafkapy/tools/producer_metrics.py; NaN, null in JSON, where kafkapy does not measure a value). Kafka's usage checks: `--num-records should be greater than zero`, ... (exit 2 here).
 Properties given with --producer-props must be exactly `key=value` (Kafka splits on every '=':
 `Invalid property: a=b=c`). client.id defaults to perf-producer-client.
 
@@ -143,9 +144,12 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     opts = ppt.ProducerPerfOptions(args.topic, args.num_records, args.record_size, payloads, args.payload_monotonic,
                                    args.throughput, max(args.warmup_records, 0), args.reporting_interval)
 
+    import time
+
     from kafkapy.client.producer import KafkaProducer
     from kafkapy.tools.tool_support import admin_client
 
+    start_time_ms = int(time.time() * 1000)
     try:
         producer = KafkaProducer(props)
     except ValueError as e:
@@ -183,7 +187,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
             result = ppt.run_producer_perf(
                 producer, opts, on_window=on_window, on_error=on_error, latency_from_timestamp=create_time,
                 flush_instead_of_close=args.print_metrics, advance=advance,
-                client_id=str(props.get("client.id")))
+                client_id=str(props.get("client.id")), start_time_ms=start_time_ms)
         finished = True
     finally:
         if not finished:
@@ -196,7 +200,8 @@ def execute(args: argparse.Namespace, out: Any) -> int:
                 out.line(report.text())
     if args.print_metrics:
         if out.json:
-            out.emit({"type": "metrics", "metrics": result.metrics})
+            out.emit({"type": "metrics", "metrics": {k: None if isinstance(v, float) and v != v else v  # NaN: null
+                                                     for k, v in result.metrics.items()}})
         else:
             out.lines(ppt.format_metrics(result.metrics))
         producer.close()

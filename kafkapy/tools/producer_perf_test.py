@@ -435,6 +435,7 @@ def run_producer_perf(
     advance: Callable[[int], None] | None = None,
     client_id: str = "perf-producer-client",
     clock: Callable[[], int] = _wall_ms,
+    start_time_ms: int | None = None,
 ) -> ProducerPerfResult:
     """Kafka's ProducerPerformance.start() loop. Closes the producer (or only flushes it, for
     --print-metrics) before the final report, as Kafka does."""
@@ -495,25 +496,36 @@ def run_producer_perf(
         if advance is not None:
             advance(stop - start)
 
+    flush_start = time.perf_counter_ns()
     if flush_instead_of_close:
         producer.flush()
     else:
         producer.close()
+    flush_ns = time.perf_counter_ns() - flush_start
     total = stats.total_report()
     steady_total = steady.total_report() if steady is not None else None
-    elapsed_s = max(total.elapsed_ms, 1) / 1000.0
-    tags = "{client-id=" + client_id + "}"
-    metrics: dict[str, Any] = {
-        f"producer-metrics:record-send-total:{tags}": float(total.records),
-        f"producer-metrics:record-send-rate:{tags}": total.records / elapsed_s,
-        f"producer-metrics:record-error-total:{tags}": float(errors[0]),
-        f"producer-metrics:record-error-rate:{tags}": errors[0] / elapsed_s,
-    }
-    try:
-        metrics.update(producer.metrics() or {})
-    except Exception:  # noqa: BLE001 - metrics are best effort
-        pass
+    metrics = _final_metrics(producer, opts, total, errors[0], flush_ns, client_id, start_time_ms)
     return ProducerPerfResult(total, steady_total, errors[0], metrics)
+
+
+def _final_metrics(producer: Any, opts: ProducerPerfOptions, total: Any, errors: int, flush_ns: int,
+                   client_id: str, start_time_ms: int | None) -> dict[str, Any]:
+    """Kafka's --print-metrics list (tools/producer_metrics) with what this run measured."""
+    from kafkapy import __version__
+    from kafkapy.tools.producer_metrics import ProducerFacts, connected_nodes, merge
+
+    config = getattr(producer, "config", None)
+    facts = ProducerFacts(
+        client_id=client_id, topics=[opts.topic], nodes=connected_nodes(getattr(producer, "client", None)),
+        elapsed_s=max(total.elapsed_ms, 1) / 1000.0, records=total.records, errors=errors,
+        record_bytes=total.records * opts.record_size if opts.record_size is not None else None, flush_ns=flush_ns,
+        buffer_total_bytes=int(config["buffer.memory"]) if config is not None else None,
+        start_time_ms=start_time_ms, version=__version__)
+    try:
+        own = producer.metrics() or {}
+    except Exception:  # noqa: BLE001 - metrics are best effort
+        own = {}
+    return merge(own, facts)
 
 
 def topic_uses_create_time(admin: Any, topic: str, timeout_ms: int = 2000) -> bool:
