@@ -194,13 +194,15 @@ class FetchSessionCache:
     def touch(self, session: FetchSession, now_ms: int) -> None:
         session.last_used_ms = now_ms
 
-    def update_partitions(self, session: FetchSession, added: Iterable[TopicPartition],
+    def update_partitions(self, session: FetchSession, added: Mapping[TopicPartition, CachedPartition],
                           removed: Iterable[TopicPartition]) -> None:
+        """Add and forget partitions of a session (under the lock: an eviction may be walking its map)."""
         with self._lock:
             for tp in removed:
                 if session.partitions.pop(tp, None) is not None:
                     self._unindex(session, tp)
-            for tp in added:
+            for tp, entry in added.items():
+                session.partitions[tp] = entry
                 self._by_partition.setdefault(tp, set()).add(session)
 
     def remove(self, session_id: int) -> FetchSession | None:
@@ -291,14 +293,13 @@ class FetchManager:
         if session.epoch != epoch:
             return FetchContext("error", {}, error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         now = self._time.milliseconds()
-        added = []
+        added = {}
         cached = session.partitions
         for tp, info in partitions.items():
             entry = cached.get(tp)
             if entry is None:
-                cached[tp] = CachedPartition(info.fetch_offset, info.partition_max_bytes, info.log_start_offset,
-                                             info.current_leader_epoch, info.last_fetched_epoch)
-                added.append(tp)
+                added[tp] = CachedPartition(info.fetch_offset, info.partition_max_bytes, info.log_start_offset,
+                                            info.current_leader_epoch, info.last_fetched_epoch)
             else:
                 entry.update_request(info)
         forgotten = [tp for tp in forgotten if tp not in partitions]
