@@ -2,7 +2,7 @@
 
 Kafka's latency metrics (`RequestMetrics` TotalTimeMs and its parts, `LogFlushRateAndTimeMs`,
 `LeaderElectionRateAndTimeMs`, `ZooKeeperRequestLatencyMs`) are Yammer Histograms or Timers. As in Yammer 2.2:
-Count, Min, Max, Mean and StdDev cover every value recorded (running sums, Welford's variance); the
+Count, Min, Max, Mean and StdDev cover every value recorded (running sums of the values and their squares); the
 percentiles come from a forward-decaying priority sample of 1028 values with alpha 0.015 (recent values
 weigh more; priorities are rescaled every hour), and a quantile q of the sorted sample is read at position
 q * (n + 1), interpolated. A Timer is a Meter plus a Histogram of milliseconds. No byte format.
@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import heapq
 import math
-import operator
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.metrics.meter import Meter
@@ -110,7 +109,8 @@ class Histogram:
             self._min, self._max = min(self._min, lo), max(self._max, hi)
         self._count += len(values)
         self._sum += sum(values) * scale
-        self._sumsq += sum(map(operator.mul, values, values)) * scale * scale
+        # hypot(*values) ** 2 is the sum of squares, in one C pass over doubles (the int products were 7x slower)
+        self._sumsq += (math.hypot(*values) * scale) ** 2
 
     def _rescale(self, now: int) -> None:
         old_start = self._start_s
@@ -177,9 +177,12 @@ class HistogramSet:
     def update_batch(self, columns: Sequence[Sequence[float]], now: int,
                      scales: Sequence[float] | None = None) -> None:
         """Record n events at once: columns[k] holds member k's n raw values, each multiplied by scales[k]
-        (ns columns scaled to ms only in the sums, in C). The statistics cover every value; the reservoir
-        considers at most 2 x its size of them, picked uniformly, their weight scaled by the thinning (so a busy
-        second is not under-represented against a quiet one), each with one priority shared by the members."""
+        (ns columns scaled to ms only in the sums, in C). The statistics cover every value. For the reservoir,
+        each event gets a priority weight / u as `update` gives it (one weight for the batch: the fold's clock),
+        but only the events that can enter are drawn: the smallest u of the batch's n uniforms are generated
+        in order (order statistics), each at a distinct event picked uniformly, until one falls below the
+        reservoir's floor or the reservoir's size is reached; the same reservoir as offering all n, for work
+        that grows with what enters, not with n."""
         n = len(columns[0])
         if not n:
             return
@@ -191,19 +194,31 @@ class HistogramSet:
                     h._rescale(now)
                 self._start_s, self._next_rescale_ns = self.members[0]._start_s, self.members[0]._next_rescale_ns
             weight = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s))
-            rnd = self._random
-            picked: Sequence[int] = range(n)
-            if n > 2 * RESERVOIR_SIZE:
-                picked = random.sample(range(n), 2 * RESERVOIR_SIZE)
-                weight *= n / len(picked)  # each considered event stands for n / picked of them
-            priorities = [weight / (rnd() or 1e-300) for _ in picked]
             heap = self.members[0]._heap
-            floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else -1.0
-            chosen = [(i, p) for i, p in zip(picked, priorities, strict=True) if p > floor]
+            floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else 0.0
+            priorities = _top_priorities(n, weight, floor, self._random)
+            if priorities:
+                chosen = list(zip(random.sample(range(n), len(priorities)), priorities, strict=True))
+                for h, column, scale in zip(self.members, columns, scales, strict=True):
+                    for i, p in chosen:
+                        h._add_sample(column[i] * scale, p)
             for h, column, scale in zip(self.members, columns, scales, strict=True):
-                for i, p in chosen:
-                    h._add_sample(column[i] * scale, p)
                 h._add_stats(column, scale)
+
+
+def _top_priorities(n: int, weight: float, floor: float, rnd: Callable[[], float]) -> list[float]:
+    """The largest of n priorities weight / u (u uniform on (0, 1)) that exceed floor, at most RESERVOIR_SIZE
+    of them, largest first: the smallest u are drawn as order statistics, each the next smallest of the
+    remaining m uniforms above the last, u + (1 - u) * (1 - V ** (1 / m)) (expm1/log keep it exact near 0)."""
+    limit = weight / floor if floor > 0 else 2.0  # u >= limit: priority <= floor
+    out: list[float] = []
+    u = 0.0
+    for m in range(n, max(0, n - RESERVOIR_SIZE), -1):
+        u -= (1.0 - u) * math.expm1(math.log(1.0 - rnd()) / m)
+        if u >= limit:
+            break
+        out.append(weight / (u or 1e-300))
+    return out
 
 
 class Timer:

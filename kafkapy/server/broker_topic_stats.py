@@ -9,19 +9,19 @@ Recording sites (one call each, per partition of a request, never per record):
 - the replica fetcher: `on_replication_in(bytes)` (ReplicationBytesInPerSec).
 Per-topic meters carry a `topic` tag and are created on a topic's first use; the all-topics ones carry none
 (Kafka's KafkaMetricsGroup drops the empty tag). Replication meters exist for all topics only, as in Kafka.
-The hot calls only queue their facts as int64 rows in `array('q')`s: appends (topic id, bytes, messages),
-fetched partitions (topic id, bytes, error 0/1, follower 0/1); topic ids index a list of names. `fold`, run by
-the registry every second and before each snapshot, sums them per topic and marks each meter once.
-A BrokerTopicStats built without a registry records nothing (metrics off).
+The hot calls only queue their facts: one tuple of ints per partition-batch, appended to the topic's list
+(one dict look-up by the topic name, whose hash Python caches): appends (bytes, messages), fetched partitions
+(bytes, error 0/1, follower 0/1). Tuples of ints are untracked by the garbage collector after its first pass.
+`fold`, run by the registry every second and before each snapshot, sums each topic's rows with C loops and
+marks each meter once. A BrokerTopicStats built without a registry records nothing (metrics off).
 
-Thread-safety: each array extend is one atomic row; topic ids are assigned under a lock; one fold at a time;
-each Meter has its own lock.
+Thread-safety: no lock on the hot calls: a list append and dict.setdefault are atomic under the GIL, and fold
+takes then deletes a prefix of each list (both atomic); one fold at a time; each Meter has its own lock.
 """
 
 from __future__ import annotations
 
 import threading
-from array import array
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,11 +54,8 @@ class BrokerTopicStats:
         self._lock = threading.Lock()
         self._fold_lock = threading.Lock()
         self._topics: dict[str, TopicMeters] = {}
-        # Appends as int64 rows (topic id, bytes, messages): nothing outlives on_append for the GC to track.
-        self._appends = array("q")
-        self._topic_ids: dict[str, int] = {}
-        self._topic_names: list[str] = []
-        self._fetches = array("q")  # (topic id, bytes, error 0/1, from follower 0/1) per fetched partition
+        self._appends: dict[str, list[tuple[int, int]]] = {}  # topic -> (bytes, messages) per appended batch
+        self._fetches: dict[str, list[tuple[int, int, int]]] = {}  # topic -> (bytes, error, follower) per partition
         if registry is None:
             return
         registry.add_folder(self.fold)
@@ -77,58 +74,46 @@ class BrokerTopicStats:
         return meters
 
     def remove_topic(self, topic: str) -> None:
-        """Drop a deleted topic's meters (Kafka's removeMetrics)."""
-        with self._lock:
+        """Drop a deleted topic's meters (Kafka's removeMetrics) and what it still had queued."""
+        with self._fold_lock, self._lock:
+            self._appends.pop(topic, None)
+            self._fetches.pop(topic, None)
             if self._topics.pop(topic, None) is not None:
                 self._group.registry.remove_where(lambda n: n.type == "BrokerTopicMetrics" and n.tag("topic") == topic)
 
     def on_append(self, topic: str, size: int, messages: int) -> None:
         if self.enabled:
-            topic_id = self._topic_ids.get(topic)
-            if topic_id is None:
-                topic_id = self._topic_id(topic)
-            self._appends.extend((topic_id, size, messages))
-            if len(self._appends) > 3 * MAX_PENDING:  # nothing folding: stay bounded
+            rows = self._appends.get(topic)
+            if rows is None:
+                rows = self._appends.setdefault(topic, [])
+            rows.append((size, messages))
+            if len(rows) > MAX_PENDING:  # nothing folding: stay bounded
                 self.fold()
-
-    def _topic_id(self, topic: str) -> int:
-        with self._lock:
-            topic_id = self._topic_ids.get(topic)
-            if topic_id is None:
-                topic_id = self._topic_ids[topic] = len(self._topic_names)
-                self._topic_names.append(topic)
-            return topic_id
 
     def fold(self) -> None:
         with self._fold_lock:
-            appends, fetches = self._appends, self._fetches
-            n = len(appends)  # whole rows: each extend is atomic
-            rows = appends[:n]
-            del appends[:n]
-            ids, byte_counts, message_counts = rows[0::3], rows[1::3], rows[2::3]
-            per_topic: dict[str, list[int]] = {}
-            if ids and min(ids) == max(ids):  # one topic: C sums
-                per_topic[self._topic_names[ids[0]]] = [len(ids), sum(byte_counts), sum(message_counts)]
-            else:
-                for topic_id, size, count in zip(ids, byte_counts, message_counts, strict=True):
-                    acc = per_topic.setdefault(self._topic_names[topic_id], [0, 0, 0])
-                    acc[0] += 1
-                    acc[1] += size
-                    acc[2] += count
-            n = len(fetches)
-            if n:
-                rows = fetches[:n]
-                del fetches[:n]
-                self._fold_fetches(rows)
             a = self.all_topics
-            for topic, (requests, size, messages) in per_topic.items():
+            for topic, rows in list(self._appends.items()):
+                n = len(rows)  # appends are atomic: the first n rows are complete
+                if not n:
+                    continue
+                appended = rows[:n]
+                del rows[:n]
+                sizes, messages = zip(*appended, strict=True)
+                size, count = sum(sizes), sum(messages)
                 t = self.topic_stats(topic)
-                t.total_produce.mark(requests)
-                a.total_produce.mark(requests)
+                t.total_produce.mark(n)
+                a.total_produce.mark(n)
                 t.bytes_in.mark(size)
                 a.bytes_in.mark(size)
-                t.messages_in.mark(messages)
-                a.messages_in.mark(messages)
+                t.messages_in.mark(count)
+                a.messages_in.mark(count)
+            for topic, fetched in list(self._fetches.items()):
+                n = len(fetched)
+                if n:
+                    fetches = fetched[:n]
+                    del fetched[:n]
+                    self._fold_fetches(topic, fetches)
 
     def on_append_failed(self, topic: str, size: int, error_code: int) -> None:
         if not self.enabled:
@@ -144,51 +129,47 @@ class BrokerTopicStats:
             a.failed_produce.mark()
 
     def on_fetch_response(self, results: Mapping[Any, Any], from_follower: bool) -> None:
-        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them; one int64 row per
-        partition (nothing retained for the garbage collector)."""
+        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them; one tuple of ints per
+        partition, appended to its topic's list."""
         if not self.enabled:
             return
-        ids, rows = self._topic_ids, self._fetches
+        queues = self._fetches
         follower = 1 if from_follower else 0
+        rows: list[tuple[int, int, int]] = []
+        topic = None
         for tp, data in results.items():
-            topic_id = ids.get(tp.topic)
-            if topic_id is None:
-                topic_id = self._topic_id(tp.topic)
+            if tp.topic != topic:  # a topic's partitions come together: one look-up per topic
+                topic = tp.topic
+                rows = queues.get(topic) or queues.setdefault(topic, [])
             records = data.records
             size = 0 if records is None else (records.length if hasattr(records, "length") else len(records))
-            rows.extend((topic_id, size, 1 if data.error else 0, follower))
-        if len(rows) > 4 * MAX_PENDING:
+            rows.append((size, 1 if data.error else 0, follower))
+        if len(rows) > MAX_PENDING:
             self.fold()
 
-    def _fold_fetches(self, rows: array[int]) -> None:
-        ids, sizes, errors, followers = rows[0::4], rows[1::4], rows[2::4], rows[3::4]
-        a = self.all_topics
-        a.total_fetch.mark(len(ids))
+    def _fold_fetches(self, topic: str, batch: list[tuple[int, int, int]]) -> None:
+        sizes, errors, followers = zip(*batch, strict=True)
+        n = len(batch)
         failed = sum(errors)
+        replicated = sum(followers)
+        if not replicated:
+            out, replication = sum(sizes), 0
+        elif replicated == n:
+            out, replication = 0, sum(sizes)
+        else:
+            replication = sum(size for size, follower in zip(sizes, followers, strict=True) if follower)
+            out = sum(sizes) - replication
+        a, t = self.all_topics, self.topic_stats(topic)
+        a.total_fetch.mark(n)
+        t.total_fetch.mark(n)
         if failed:
             a.failed_fetch.mark(failed)
-        per_topic: dict[int, list[int]] = {}
-        consumer_bytes = replication_bytes = 0
-        for topic_id, size, error, follower in zip(ids, sizes, errors, followers, strict=True):
-            acc = per_topic.setdefault(topic_id, [0, 0, 0])
-            acc[0] += 1
-            acc[1] += error
-            if follower:
-                replication_bytes += size
-            else:
-                acc[2] += size
-                consumer_bytes += size
-        if consumer_bytes:
-            a.bytes_out.mark(consumer_bytes)
-        if replication_bytes:
-            self.replication_bytes_out.mark(replication_bytes)
-        for topic_id, (requests, topic_failed, out) in per_topic.items():
-            t = self.topic_stats(self._topic_names[topic_id])
-            t.total_fetch.mark(requests)
-            if topic_failed:
-                t.failed_fetch.mark(topic_failed)
-            if out:
-                t.bytes_out.mark(out)
+            t.failed_fetch.mark(failed)
+        if out:
+            a.bytes_out.mark(out)
+            t.bytes_out.mark(out)
+        if replication:
+            self.replication_bytes_out.mark(replication)
 
     def on_replication_in(self, size: int) -> None:
         if self.enabled and size:

@@ -49,11 +49,12 @@ class KafkaRequestHandler:
         while not self._stopped:
             idle_start = self._time.nanoseconds()
             request = self._channel.receive_request(_RECEIVE_TIMEOUT_S)
+            now = self._time.nanoseconds()  # the end of the idle wait is the request's dequeue time: one read
             if self.idle_meter is not None:
-                self.idle_meter.mark((self._time.nanoseconds() - idle_start) // self.pool_size())
+                self.idle_meter.mark((now - idle_start) // self.pool_size())
             if request is None:
                 continue
-            request.dequeue_ns = self._time.nanoseconds()
+            request.dequeue_ns = now
             try:
                 self._apis.handle(request)
             except Exception:

@@ -1,11 +1,11 @@
 """RequestMetrics: Kafka's `kafka.network:type=RequestMetrics` family, per request type, plus quota sensors.
 
 Recorded once per request, when its response is handed to the network: `RequestContext.respond` /
-`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which appends one row of 11 int64 to an
-`array('q')` (api key, version, follower, arrival ns, dequeue ns, handler ns, send start ns, end ns, request
-bytes, throttle ms, count of NONE error codes); other error codes, rare, go to a deque. `fold`, run by the
-registry's tick thread every second and before each snapshot, slices the array by column and updates, per
-request type: RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs,
+`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which appends one tuple of 8 ints
+(arrival ns, dequeue ns, handler ns, send start ns, end ns, request bytes, throttle ms, count of NONE error
+codes) to the list of its request type, version and follower flag (resolved with one dict look-up by an int
+key); other error codes, rare, go to a deque. `fold`, run by the registry's tick thread every second and
+before each snapshot, turns each list's rows into columns and updates, per request type: RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs,
 LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs, ResponseSendTimeMs and RequestBytes {request},
 and ErrorsPerSec{request,error} over every error code the response carries (Kafka's errorCounts, NONE
 included). Request names are Kafka's (`Produce`, `Metadata`, ...); a Fetch also counts as `FetchConsumer` or
@@ -16,21 +16,23 @@ and the send time is the write). Quota sensors (`kafka.server:type=Produce|Fetch
 throttle-time, byte-rate) are kept per principal and client id while a quota of that kind is configured, as
 Kafka records them only then.
 
-Thread-safety: `record` may run on any thread (each array extend is one atomic row); one fold at a time, under
-a lock; metrics are created under the registry's lock and each has its own.
+Thread-safety: `record` may run on any thread with no lock (a list append is atomic under the GIL, and fold
+takes then deletes a prefix of each list, both atomic); one fold at a time, under a lock; metrics are
+created under the registry's lock and each has its own.
 """
 
 from __future__ import annotations
 
 import operator
 import threading
-from array import array
 from collections import Counter, deque
 from collections.abc import Callable
-from itertools import groupby
+from operator import attrgetter
+from time import monotonic_ns as _monotonic_ns
 from typing import Any
 
 from kafkapy.common.errors import ERRORS_BY_CODE
+from kafkapy.common.time import SystemTime
 from kafkapy.metrics.histogram import HistogramSet
 from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
@@ -40,8 +42,6 @@ from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
 MAX_PENDING = 100_000
-_ROW = 11  # api key, version, follower, start, dequeue, handler ns, send start, end, bytes, throttle ms, NONE count
-_GROUP_KEY = operator.itemgetter(0, 1, 2)
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
 
 
@@ -153,8 +153,17 @@ def _make_collector(cls: Any) -> Callable[[Any], list[Any]] | None:
         else:
             return None
     if len(parts) == 1 and parts[0][0] == "two":  # Produce, Fetch, ...: topics -> partitions
-        _, outer, inner = parts[0]
-        return lambda body: [p.error_code for t in getattr(body, outer) or () for p in getattr(t, inner) or ()]
+        outer, inner = attrgetter(parts[0][1]), attrgetter(parts[0][2])
+
+        def collect_two(body: Any) -> list[Any]:
+            topics = outer(body)
+            if topics and len(topics) == 1:  # the usual request: one partition of one topic, no comprehension
+                partitions = inner(topics[0])
+                if partitions and len(partitions) == 1:
+                    return [partitions[0].error_code]
+            return [p.error_code for t in topics or () for p in inner(t) or ()]
+
+        return collect_two
 
     def collect(body: Any) -> list[Any]:
         codes: list[Any] = []
@@ -220,12 +229,14 @@ class RequestMetrics:
         self._lock = threading.Lock()
         self._quota: dict[tuple[str, str, str], _QuotaSensor] = {}
         self._targets_cache: dict[tuple[int, int, bool], tuple[tuple[_ApiMetrics, Meter], ...]] = {}
-        self._buf = array("q")  # _ROW int64 per request (see record)
+        # Per request type, version and follower flag (api_key << 16 | version << 1 | follower): one tuple per
+        # request (start, dequeue, handler, send start, end ns, request bytes, throttle ms, NONE count).
+        self._pending: dict[int, list[tuple[int, ...]]] = {}
         self._errors: deque[tuple[int, dict[int, int]]] = deque()
         self._quota_pending: deque[tuple[int, str, str, int, int]] = deque()
         self._quotas_on = False
         self._fold_lock = threading.Lock()
-        self._clock = registry.time.nanoseconds
+        self._clock = _monotonic_ns if type(registry.time) is SystemTime else registry.time.nanoseconds
         # Kafka keeps a client's quota sensors only while a quota of that kind is configured (set by BrokerMetrics).
         self.quota_enabled: Callable[[int], bool] = lambda api_key: True
         registry.add_provider(self._quota_samples)
@@ -251,50 +262,54 @@ class RequestMetrics:
         return targets
 
     def record(self, ctx: Any, body: Any, send_start_ns: int, throttle_ms: int) -> None:
-        """One finished request: ctx is its RequestContext, body the response (None: acks=0). Its numbers go
-        into an int64 array (no Python object outlives the call, so the garbage collector sees no growth) and
-        its non-NONE error codes, rare, into a deque; `fold` does the arithmetic for many requests at once."""
+        """One finished request: ctx is its RequestContext, body the response (None: acks=0). One tuple of ints
+        (untracked by the garbage collector after its first pass) is appended to the list of its request type
+        and version; its non-NONE error codes, rare, go to a deque; `fold` does the arithmetic for many
+        requests at once. The clock is read once, for the end of the send; the other times are the request
+        path's own."""
         request = ctx.request
         header = ctx.header
-        api_key = header.api_key
         none = 1
         if body is not None:
-            collect = _collectors.get(type(body), _UNKNOWN)
+            collect = _collectors.get(body.__class__, _UNKNOWN)
             if collect is _UNKNOWN:
-                collect = _collectors[type(body)] = _make_collector(type(body))
+                collect = _collectors[body.__class__] = _make_collector(body.__class__)
             if collect is None:  # an unusual response shape: the general walk
                 counts = error_counts(body)
                 none = counts.pop(0, 0)
                 if counts:
-                    self._errors.append((api_key, counts))
+                    self._errors.append((header.api_key, counts))
             else:
                 codes = collect(body)
                 none = codes.count(0)
                 if none != len(codes):
                     none += codes.count(None)
                     if none != len(codes):
-                        self._errors.append((api_key, dict(Counter(c for c in codes if c))))
-        size = len(request.frame)
-        self._buf.extend((api_key, header.api_version, ctx.quota_exempt, request.start_ns,
-                          request.dequeue_ns or request.start_ns, ctx.handler_ns, send_start_ns, self._clock(), size,
-                          throttle_ms, none))
-        if self._quotas_on and api_key in _QUOTA_TYPES and not ctx.quota_exempt:
-            self._quota_pending.append((api_key, request.principal.name, header.client_id or "", throttle_ms,
-                                        size if api_key == ApiKey.PRODUCE else 0))
-        if len(self._buf) > MAX_PENDING * _ROW:  # no tick thread folding (stopped, or never started)
+                        self._errors.append((header.api_key, dict(Counter(c for c in codes if c))))
+        key = header.api_key << 16 | header.api_version << 1 | ctx.quota_exempt
+        rows = self._pending.get(key)
+        if rows is None:
+            rows = self._pending.setdefault(key, [])
+        rows.append((request.start_ns, request.dequeue_ns, ctx.handler_ns, send_start_ns, self._clock(),
+                     len(request.frame), throttle_ms, none))
+        if len(rows) > MAX_PENDING:  # no tick thread folding (stopped, or never started)
             self.fold()
+        if self._quotas_on and header.api_key in _QUOTA_TYPES and not ctx.quota_exempt:
+            self._quota_pending.append((header.api_key, request.principal.name, header.client_id or "",
+                                        throttle_ms, len(request.frame) if header.api_key == ApiKey.PRODUCE else 0))
 
     def fold(self) -> None:
         """Move the queued requests into the meters and histograms (the registry runs it every second and before
         every snapshot)."""
         with self._fold_lock:
             self._quotas_on = self.quota_enabled(ApiKey.PRODUCE) or self.quota_enabled(ApiKey.FETCH)
-            buf = self._buf
-            n = len(buf)  # appends are atomic whole rows: the first n values are complete rows
-            if n:
-                data = buf[:n]
-                del buf[:n]
-                self._fold_rows([data[i::_ROW] for i in range(_ROW)])
+            now = self._clock()
+            for key, rows in list(self._pending.items()):
+                n = len(rows)  # appends are atomic: the first n rows are complete, later ones wait for the next fold
+                if n:
+                    batch = rows[:n]
+                    del rows[:n]
+                    self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, batch, now)
             errors = self._errors
             for _ in range(len(errors)):
                 api_key, counts = errors.popleft()
@@ -306,23 +321,11 @@ class RequestMetrics:
                 api_key, user, client, throttle, size = quotas.popleft()
                 self._record_quota(_QUOTA_TYPES[api_key], user, client, 1, throttle, size)
 
-    def _fold_rows(self, cols: list[Any]) -> None:
-        now = self._clock()
-        keys = list(zip(cols[0], cols[1], cols[2], strict=True))
-        distinct = set(keys)
-        if len(distinct) == 1:
-            (key,) = distinct
-            self._fold_group(*key, cols, now)
-            return
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        for key, group in groupby(order, keys.__getitem__):
-            idx = list(group)
-            pick = operator.itemgetter(*idx)
-            self._fold_group(*key, [pick(c) if len(idx) > 1 else (c[idx[0]],) for c in cols], now)
-
-    def _fold_group(self, api_key: int, version: int, follower: int, cols: list[Any], now: int) -> None:
-        (_, _, _, starts, dequeues, handler, sends, ends, sizes, throttles, nones) = cols
-        count = len(starts)
+    def _fold_group(self, api_key: int, version: int, follower: int, rows: list[tuple[int, ...]], now: int) -> None:
+        starts, dequeues, handler, sends, ends, sizes, throttles, nones = zip(*rows, strict=True)
+        count = len(rows)
+        if not all(dequeues):  # answered without a handler thread's dequeue (tests, internal requests)
+            dequeues = tuple(d or s for d, s in zip(dequeues, starts, strict=True))
         # Integer ns columns made by C loops (map/operator); scaled to ms inside the histogram sums.
         local_done = list(map(operator.add, dequeues, handler))
         remote = list(map(operator.sub, sends, local_done))
