@@ -18,30 +18,12 @@ __all__ = ["register", "install", "DATA_SOURCE_NAME"]
 DATA_SOURCE_NAME = "kafkapy"
 
 
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-
-
-def _registered(spark: Any, name: str) -> bool:
-    """Whether the session already knows a data source `name` (e.g. found through pyspark_kafkapy)."""
-    try:
-        return bool(spark._jsparkSession.sessionState().dataSourceManager().dataSourceExists(name))
-    except Exception:  # not a classic session: registering again is harmless
-        return False
-
-
 def register(spark: Any) -> None:
-    """Register the kafkapy data sources in `spark` (a SparkSession): "kafkapy" and
-    "kafkapy-log-segments" (whose filter push-down needs PUSHDOWN_CONF, turned on unless set)."""
-    from kafkapy.spark.data_source import KafkaDataSource
-    from kafkapy.spark.log_segments import LogSegmentsDataSource
+    """Register the kafkapy data sources in `spark` (a SparkSession): "kafkapy" and "kafkapy-log-segments"
+    (spark/registration.py)."""
+    from kafkapy.spark.registration import register as _register
 
-    for source in (KafkaDataSource, LogSegmentsDataSource):
-        if not _registered(spark, source.name()):  # re-registering logs a WARN line
-            spark.dataSource.register(source)
-    if spark.conf.get(PUSHDOWN_CONF, None) in (None, "false") and not spark.sparkContext.getConf().contains(
-        PUSHDOWN_CONF
-    ):
-        spark.conf.set(PUSHDOWN_CONF, "true")
+    _register(spark)
 
 
 def install(spark: Any = None) -> None:

@@ -80,7 +80,7 @@ def _resolve(spark: Any) -> str:
         sys.stderr.write(JVM_NOTICE)
         name = KAFKA
     else:
-        from kafkapy.spark import register
+        from kafkapy.spark.registration import register
 
         register(spark)
         name = NAME

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkapy.spark.registration import PUSHDOWN_CONF
+
 INSTALL_HINT = "pyspark is not installed; install kafkapy's Spark extra: pip install 'kafkapy[spark]'"
 JAVA_HINT = (
     "Spark needs Java (17 or 21) on PATH or in JAVA_HOME; on Debian/Ubuntu: "
@@ -89,7 +91,6 @@ def _has_flag(args: Sequence[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 # spark-submit options that take no value (every other `--option` takes the next argument).
 _FLAGS = frozenset({"--verbose", "-v", "--supervise", "--help", "-h", "--version", "--kill", "--status"})
 
