@@ -5,8 +5,10 @@ Flags are ProducerPerformance's (argparse4j): --topic, --num-records, exactly on
 --payload-file [--payload-delimiter, a regex, default \\n] / --payload-monotonic, --throughput (records/s,
 -1 = unthrottled), --producer-props k=v ... and/or --producer.config (4.2 spellings --command-property /
 --command-config), --bootstrap-server (4.x; wins over bootstrap.servers), --print-metrics, --warmup-records,
---reporting-interval, --transactional-id / --transaction-duration-ms (refused: kafkapy's client library has no
-transactional producer yet). --print-metrics prints the Java producer's whole metric list
+--reporting-interval, --transactional-id / --transaction-duration-ms (Kafka 4.x's rules: transactions are on when
+either flag or a transactional.id property is given; --transactional-id wins over the property, else the id is
+performance-producer-default-transactional-id; each transaction is committed once it is
+--transaction-duration-ms old, 3000 by default). --print-metrics prints the Java producer's whole metric list
 (kafkapy/tools/producer_metrics.py; NaN, null in JSON, where kafkapy does not measure a value). Kafka's usage checks: `--num-records should be greater than zero`, ... (exit 2 here).
 Properties given with --producer-props must be exactly `key=value` (Kafka splits on every '=':
 `Invalid property: a=b=c`). client.id defaults to perf-producer-client.
@@ -32,6 +34,22 @@ DESCRIPTION = ("This tool is used to verify the producer performance. To enable 
                "transaction id or set a transaction duration using --transaction-duration-ms. There are three ways "
                "to specify the transaction id: set transaction.id=<id> via --producer-props, set transaction.id=<id> "
                "in the config file via --producer.config, or use --transaction-id <id>.")
+
+
+DEFAULT_TRANSACTIONAL_ID = "performance-producer-default-transactional-id"
+DEFAULT_TRANSACTION_DURATION_MS = 3000
+
+
+def transaction_settings(args: argparse.Namespace, props: dict[str, Any]) -> int:
+    """ProducerPerformance's transactional mode: sets props' transactional.id when transactions are on and
+    returns the transaction duration (0 = no transactions)."""
+    if args.transactional_id is None and args.transaction_duration_ms is None and not props.get("transactional.id"):
+        return 0
+    if args.transactional_id is not None:
+        props["transactional.id"] = args.transactional_id
+    elif not props.get("transactional.id"):
+        props["transactional.id"] = DEFAULT_TRANSACTIONAL_ID
+    return args.transaction_duration_ms or DEFAULT_TRANSACTION_DURATION_MS
 
 
 def build_parser() -> ToolParser:
@@ -66,9 +84,16 @@ def build_parser() -> ToolParser:
     p.add_argument("--print-metrics", dest="print_metrics", action="store_true",
                    help="print out metrics at the end of the test. (default: false)")
     p.add_argument("--transactional-id", dest="transactional_id", metavar="TRANSACTIONAL-ID",
-                   help="The transactional id to use (not supported by kafkapy's producer yet).")
+                   help="The transactional id to use. This config takes precedence over the transactional.id "
+                   "specified via --producer.config or --producer-props. Note that if the transactional id is not "
+                   f"specified while --transaction-duration-ms is provided, the default value for the transactional id "
+                   f"will be {DEFAULT_TRANSACTIONAL_ID}.")
     p.add_argument("--transaction-duration-ms", dest="transaction_duration_ms", type=int,
-                   metavar="TRANSACTION-DURATION", help="The max age of each transaction (not supported yet).")
+                   metavar="TRANSACTION-DURATION",
+                   help="The max age of each transaction. The commitTransaction will be called after this time has "
+                   "elapsed. The value should be greater than 0. If the transactional id is specified via "
+                   "--producer-props, --producer.config, or --transactional-id but --transaction-duration-ms is not "
+                   f"specified, the default value will be {DEFAULT_TRANSACTION_DURATION_MS}.")
     p.add_argument("--warmup-records", dest="warmup_records", type=int, default=0, metavar="WARMUP-RECORDS",
                    help="The number of records to treat as warmup; these initial records will not be included in "
                    "steady-state statistics. An additional summary line will be printed describing the steady-state "
@@ -122,9 +147,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
 
     props = producer_props(load_properties(args.command_config) if args.command_config else {},
                            args.producer_props, args.bootstrap_server)
-    if args.transactional_id is not None or args.transaction_duration_ms is not None or props.get("transactional.id"):
-        raise ToolError("kafkapy's producer does not support transactions yet: --transactional-id, "
-                        "--transaction-duration-ms and transactional.id cannot be used")
+    transaction_duration_ms = transaction_settings(args, props)
     if not props.get("bootstrap.servers"):
         raise ToolError('Missing required configuration "bootstrap.servers" which has no default value.')
 
@@ -142,7 +165,8 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         if not payloads:  # Kafka fails on its first random pick ("bound must be positive")
             raise ToolError(f"No payloads in {path}: every token between delimiters was empty")
     opts = ppt.ProducerPerfOptions(args.topic, args.num_records, args.record_size, payloads, args.payload_monotonic,
-                                   args.throughput, max(args.warmup_records, 0), args.reporting_interval)
+                                   args.throughput, max(args.warmup_records, 0), args.reporting_interval,
+                                   transaction_duration_ms)
 
     import time
 

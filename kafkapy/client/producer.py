@@ -10,6 +10,13 @@ record/), and the Sender thread ships them in Produce requests with acks 0 / 1 /
 Keys, values and header values are bytes (str is UTF-8 encoded; key.serializer / value.serializer
 may be callables `f(topic, data) -> bytes`).
 
+Transactions (transactional.id set): `init_transactions()`, `begin_transaction()`,
+`send_offsets_to_transaction(offsets, group_metadata)`, `commit_transaction()`, `abort_transaction()`, as
+Kafka's producer: the state machine and the transactional requests are the TransactionManager's
+(client/transaction_manager.py), sent by the Sender thread; each call waits up to max.block.ms (or its
+`timeout` in seconds). ProducerFencedError (another producer took the transactional.id) is fatal: only
+close() is left.
+
 Thread-safety: send/flush/close may be called from any thread (as with the Java producer).
 """
 
@@ -31,6 +38,12 @@ from kafkapy.client.record_accumulator import (
     RecordMetadata,
 )
 from kafkapy.client.sender import Sender
+from kafkapy.client.transaction_manager import (
+    ConsumerGroupMetadata,
+    IllegalStateError,
+    TransactionalRequestResult,
+    TransactionManager,
+)
 from kafkapy.common.errors import KafkaError, MessageTooLargeError, UnknownTopicOrPartitionError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -98,6 +111,9 @@ class KafkaProducer:
         )
         # A compressed batch may hold more uncompressed bytes than batch.size, never more than a request.
         self.accumulator.max_uncompressed_bytes = max(int(cfg["batch.size"]), self.max_request_size - 1024)
+        tid = cfg["transactional.id"]
+        self.transaction_manager = TransactionManager(
+            tid, int(cfg["transaction.timeout.ms"]), int(cfg["retry.backoff.ms"])) if tid else None
         self.sender = Sender(
             self.client,
             self.accumulator,
@@ -111,9 +127,58 @@ class KafkaProducer:
             transaction_timeout_ms=int(cfg["transaction.timeout.ms"]),
             time=time,
             name=f"kafka-producer-network-thread | {cfg['client.id']}",
+            transaction_manager=self.transaction_manager,
         )
         self._closed = False
         self.sender.start()
+
+    # ------------------------------------------------------------------------------------------
+    # transactions
+
+    def _transactions(self) -> TransactionManager:
+        if self.transaction_manager is None:
+            raise IllegalStateError("Cannot use transactional methods without enabling transactions by setting "
+                                    "the transactional.id configuration property")
+        if self._closed:
+            raise IllegalStateError("Cannot perform operation after producer has been closed")
+        return self.transaction_manager
+
+    def _await(self, result: TransactionalRequestResult, timeout: float | None) -> None:
+        self.sender.wakeup()
+        result.await_(self.max_block_ms if timeout is None else timeout * 1000)
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Register transactional.id with its coordinator (fencing older producers with the same id and
+        completing their open transaction) and take its producer id and epoch."""
+        self._await(self._transactions().initialize_transactions(), timeout)
+
+    def begin_transaction(self) -> None:
+        self._transactions().begin_transaction()
+
+    def send_offsets_to_transaction(
+        self, offsets: Mapping[TopicPartition, Any], group_metadata: ConsumerGroupMetadata | str | Any,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit the consumer group's offsets ({tp: offset | OffsetAndMetadata}) as part of the transaction
+        (AddOffsetsToTxn, then TxnOffsetCommit to the group coordinator). group_metadata: a group id, a
+        ConsumerGroupMetadata, or anything with group_id (+ generation_id, member_id, group_instance_id)."""
+        if isinstance(group_metadata, str):
+            group = ConsumerGroupMetadata(group_metadata)
+        elif isinstance(group_metadata, ConsumerGroupMetadata):
+            group = group_metadata
+        else:
+            group = ConsumerGroupMetadata(
+                group_metadata.group_id, getattr(group_metadata, "generation_id", -1),
+                getattr(group_metadata, "member_id", "") or "", getattr(group_metadata, "group_instance_id", None))
+        self._await(self._transactions().send_offsets_to_transaction(offsets, group), timeout)
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit (EndTxn); raises the error of a failed send (then abort) or ProducerFencedError."""
+        self._await(self._transactions().begin_commit(), timeout)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Drop what was not sent, wait for what is in flight, then abort (EndTxn)."""
+        self._await(self._transactions().begin_abort(), timeout)
 
     # ------------------------------------------------------------------------------------------
 
@@ -201,6 +266,8 @@ class KafkaProducer:
             )
         if timestamp is None:
             timestamp = self._time.milliseconds()
+        if self.transaction_manager is not None:
+            self.transaction_manager.maybe_add_partition(TopicPartition(topic, partition))
         fut, full, new_batch = self.accumulator.append(
             TopicPartition(topic, partition), timestamp, key_b, value_b, hdrs, callback, self.max_block_ms, size
         )
@@ -232,6 +299,8 @@ class KafkaProducer:
                 f"The message is {builder.uncompressed_bytes} bytes when serialized which is larger than "
                 f"{self.max_request_size}, which is the value of the max.request.size configuration."
             )
+        if self.transaction_manager is not None:
+            self.transaction_manager.maybe_add_partition(TopicPartition(topic, partition))
         fut = self.accumulator.append_batch(
             TopicPartition(topic, partition), builder, timestamp, callback, self.max_block_ms
         )

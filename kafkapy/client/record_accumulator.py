@@ -334,6 +334,23 @@ class RecordAccumulator:
     # ------------------------------------------------------------------------------------------
     # ready / drain
 
+    def has_incomplete(self) -> bool:
+        """True while any batch is queued or in flight (Kafka's hasIncomplete)."""
+        with self._lock:
+            return bool(self._incomplete)
+
+    def abort_undrained_batches(self, error: BaseException) -> list[ProducerBatch]:
+        """Fail every batch still queued (never sent, or waiting to be retried) with error; batches in
+        flight complete from their responses (a transaction being aborted drops what it had not sent)."""
+        with self._lock:
+            batches = [b for dq in self._batches.values() for b in dq]
+            for dq in self._batches.values():
+                dq.clear()
+        for b in batches:
+            b.done(-1, -1, error)
+            self.deallocate(b)
+        return batches
+
     def has_undrained(self) -> bool:
         with self._lock:
             return any(self._batches.values())
@@ -447,7 +464,7 @@ class RecordAccumulator:
         """True when a batch of the same partition with a lower sequence is queued for retry."""
         with self._lock:
             dq = self._batches.get(batch.tp)
-            return bool(dq) and any(
+            return dq is not None and any(
                 b.in_retry and 0 <= b.base_sequence < batch.base_sequence for b in dq
             )
 

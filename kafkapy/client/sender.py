@@ -12,6 +12,13 @@ producerId/epoch and the partition's next sequence when first drained. A retried
 sequence and is only re-sent when nothing else of its partition is in flight, so sequences reach
 the broker in order; OUT_OF_ORDER_SEQUENCE_NUMBER behind a retried batch is retried too.
 
+Transactions (transactional.id): a TransactionManager (client/transaction_manager.py) owns the producer
+id/epoch and the transaction's state; before producing, each loop sends the manager's next transactional
+request (FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) to
+its coordinator and hands it the response. Batches of a transaction carry the isTransactional bit and are
+only drained once their partition was added; while committing or aborting the accumulator is flushed (an
+abort fails what was never sent) and EndTxn waits until every batch is complete.
+
 Thread-safety: the Sender owns its in-flight bookkeeping; other threads only call wakeup() and
 initiate_close()/force_close().
 """
@@ -29,6 +36,7 @@ from kafkapy.client.errors import ClientUnsupportedVersionError, KafkaTimeoutErr
 from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.record_accumulator import ProducerBatch, RecordAccumulator
 from kafkapy.client.socket_wait import wait_readable
+from kafkapy.client.transaction_manager import TransactionAbortedError, TransactionManager, TxnRequestHandler
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -98,6 +106,7 @@ class Sender(threading.Thread):
         transaction_timeout_ms: int = 60000,
         time: Time = SYSTEM,
         name: str = "kafka-producer-network-thread",
+        transaction_manager: TransactionManager | None = None,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self.client = client
@@ -121,6 +130,8 @@ class Sender(threading.Thread):
         self._fatal: BaseException | None = None
         self._wake_pending = False
         self._need_pid_reset = False
+        self.txn = transaction_manager if transaction_manager and transaction_manager.is_transactional() else None
+        self._txn_flushing = False
 
     # ------------------------------------------------------------------------------------------
     # control from other threads
@@ -151,6 +162,14 @@ class Sender(threading.Thread):
         try:
             while self._running:
                 self._run_once_safely()
+            # A transaction still open at close is aborted (Kafka's "Aborting incomplete transaction due to
+            # shutdown"); a forced close or the close timeout ends this loop.
+            tm = self.txn
+            while not self._forced and tm is not None and tm.has_ongoing_transaction():
+                if not tm.is_completing():
+                    log.info("Aborting incomplete transaction due to shutdown")
+                    tm.begin_abort()
+                self._run_once_safely()
             # Graceful close: keep sending until everything queued is acknowledged.
             while not self._forced and (self.accumulator.has_undrained() or self._in_flight):
                 self._run_once_safely()
@@ -171,6 +190,17 @@ class Sender(threading.Thread):
             self._time.sleep(self.client.retry_backoff_ms)
 
     def run_once(self) -> None:
+        tm = self.txn
+        if tm is not None:
+            if tm.has_fatal_error():
+                if tm.last_error is not None:
+                    self.accumulator.abort_undrained_batches(tm.last_error)
+                self._poll(self.client.retry_backoff_ms)
+                return
+            if self._maybe_send_transactional_request(tm):
+                self._poll(0)
+                return
+            self._adopt_transactional_producer_id(tm)
         if self._need_pid_reset and not self._in_flight:
             # A sequenced batch failed (or the broker lost our sequence): start over with a new
             # producer id, so queued batches get fresh sequences from 0 (Java bumps the epoch).
@@ -181,7 +211,7 @@ class Sender(threading.Thread):
         elif self._need_pid_reset:
             self._poll(self.client.retry_backoff_ms)  # let in-flight requests finish first
             return
-        if self.idempotent and not self.idempotence.has_producer_id():
+        if self.idempotent and tm is None and not self.idempotence.has_producer_id():
             if not self._init_producer_id():
                 return
         now = self._time.milliseconds()
@@ -254,7 +284,66 @@ class Sender(threading.Thread):
         log.info("ProducerId set to %s with epoch %s", resp.producer_id, resp.producer_epoch)
         return True
 
+    # ------------------------------------------------------------------------------------------
+    # transactions
+
+    def _adopt_transactional_producer_id(self, tm: TransactionManager) -> None:
+        """A new producer id/epoch from InitProducerId (first, or bumped after an abort) restarts sequences."""
+        st = self.idempotence
+        if tm.has_producer_id() and (st.producer_id, st.producer_epoch) != (tm.producer_id, tm.producer_epoch):
+            if self._in_flight:
+                return
+            self.idempotence = IdempotenceState(tm.producer_id, tm.producer_epoch)
+            self.accumulator.reset_sequences()
+
+    def _maybe_send_transactional_request(self, tm: TransactionManager) -> bool:
+        """Kafka's maybeSendAndPollTransactionalRequest: True when a transactional request was handled."""
+        if tm.has_abortable_error() or tm.is_aborting():
+            error = tm.last_error or TransactionAbortedError()
+            if any(b.base_sequence >= 0 for b in self.accumulator.abort_undrained_batches(error)):
+                tm.epoch_bump_required = True  # retried batches dropped: their sequences leave a gap
+        if tm.is_completing() != self._txn_flushing:
+            self._txn_flushing = not self._txn_flushing
+            (self.accumulator.begin_flush if self._txn_flushing else self.accumulator.end_flush)()
+        handler = tm.next_request(self.accumulator.has_incomplete())
+        if handler is None:
+            return False
+        node: int | None = None
+        if handler.coordinator_type is not None:
+            coordinator = tm.coordinator(handler.coordinator_type)
+            if coordinator is None:
+                tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
+                tm.retry(handler)
+                return True
+            node = coordinator[0]
+        if handler.is_retry:
+            self._time.sleep(handler.retry_backoff_ms)
+        try:
+            resp = self._send_transactional(handler, node)
+        except KafkaError as e:
+            log.debug("Transactional request %s failed (%s); retrying", type(handler).__name__, e)
+            if handler.coordinator_type is not None:
+                tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
+            tm.retry(handler)
+            return True
+        try:
+            handler.handle_response(resp)
+        except KafkaError as e:  # e.g. an invalid state transition: fail the caller, keep the thread
+            handler.result.fail(e)
+        return True
+
+    def _send_transactional(self, handler: TxnRequestHandler, node: int | None) -> object:
+        if node is None:
+            return self.client.request_least_loaded(handler.build, self.request_timeout_ms, api_key=handler.api_key,
+                                                    max_version=handler.max_version)
+        if self.client.node_address(node) is None:  # a coordinator the metadata snapshot does not name yet
+            self.client.update_metadata(sorted(self.client.metadata.topics), self.request_timeout_ms)
+        return self.client.request(node, handler.build, self.request_timeout_ms, api_key=handler.api_key,
+                                   max_version=handler.max_version, min_version=handler.min_version)
+
     def _can_send(self, batch: ProducerBatch) -> bool:
+        if self.txn is not None and not self.txn.is_send_to_partition_allowed(batch.tp):
+            return False
         if self.max_in_flight == 1 or self.idempotent:
             in_flight = self.idempotence.in_flight.get(batch.tp, 0)
             if batch.in_retry and in_flight > 0:
@@ -276,6 +365,7 @@ class Sender(threading.Thread):
                 st.next_sequence[b.tp] = (seq + b.record_count) & 0x7FFFFFFF
                 b.base_sequence = seq
                 if b.built is None:
+                    b.builder.is_transactional = self.txn is not None
                     b.builder.producer_id = st.producer_id
                     b.builder.producer_epoch = st.producer_epoch
                     b.builder.base_sequence = seq
@@ -291,7 +381,7 @@ class Sender(threading.Thread):
             if self.idempotent or self.max_in_flight == 1:
                 st.in_flight[b.tp] = st.in_flight.get(b.tp, 0) + 1
         req = ProduceRequest(
-            transactional_id=None,
+            transactional_id=None if self.txn is None else self.txn.transactional_id,
             acks=self.acks,
             timeout_ms=self.request_timeout_ms,
             topic_data=[ProduceRequest.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
@@ -316,8 +406,9 @@ class Sender(threading.Thread):
         fds: dict[int, int] = {}
         for inf in self._in_flight:
             conn = self.client._conns.get(inf.node)
-            if conn is not None and conn.fileno() is not None and not inf.future.done():
-                fds[conn.fileno()] = inf.node
+            fd = None if conn is None else conn.fileno()
+            if fd is not None and not inf.future.done():
+                fds[fd] = inf.node
         timeout = 0 if any(i.future.done() for i in self._in_flight) else min(max(timeout_ms, 0), 100)
         try:
             readable = wait_readable([self._wake_r, *fds], timeout / 1000.0)
@@ -356,9 +447,10 @@ class Sender(threading.Thread):
         for t in resp.responses:
             for p in t.partition_responses:
                 tp = TopicPartition(t.name, p.index)
-                b = inf.batches.get(tp)
-                if b is None:
+                found = inf.batches.get(tp)
+                if found is None:
                     continue
+                b = found
                 seen.add(tp)
                 self._release_in_flight(b)
                 code = p.error_code
@@ -392,7 +484,7 @@ class Sender(threading.Thread):
             # Behind a batch being retried this is expected; otherwise the broker lost our sequence
             # state (or an earlier batch failed): retry under a new producer id.
             retriable = True
-            if not self.accumulator.has_retry_before(b):
+            if self.txn is None and not self.accumulator.has_retry_before(b):
                 self._need_pid_reset = True
         if (
             retriable
@@ -406,7 +498,9 @@ class Sender(threading.Thread):
         self._fail_batch(b, err)
 
     def _fail_batch(self, b: ProducerBatch, err: BaseException) -> None:
-        if self.idempotent and b.base_sequence >= 0:
+        if self.txn is not None:
+            self.txn.handle_failed_batch(err, b.base_sequence >= 0)
+        elif self.idempotent and b.base_sequence >= 0:
             self._need_pid_reset = True  # its sequence numbers leave a gap
         b.done(-1, -1, err)
         self.accumulator.deallocate(b)

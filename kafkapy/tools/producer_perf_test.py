@@ -9,7 +9,9 @@ Owns:
 - `java_fixed(x, digits)` (Java's `%.Nf`: half-up rounding of Double.toString's digits, `NaN`,
   `Infinity`) and `format_metrics(...)` (ToolsUtils.printMetrics layout), shared with the other perf tools;
 - `read_payload_file(path, delimiter)` (java.util.Scanner tokens, delimiter a regex) and
-  `run_producer_perf(producer, options, ...)`, the send loop.
+  `run_producer_perf(producer, options, ...)`, the send loop (with `transaction_duration_ms` > 0 it calls
+  init_transactions first, begins a transaction before a record when none is open and commits it once it
+  is that old, then commits the last one: ProducerPerformance's transactional mode).
 
 Output lines (MB = 1024*1024 bytes):
   `%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency.`
@@ -410,6 +412,7 @@ class ProducerPerfOptions:
     throughput: float = -1.0
     warmup_records: int = 0
     reporting_interval_ms: int = DEFAULT_REPORTING_INTERVAL_MS
+    transaction_duration_ms: int = 0  # > 0: records go in transactions committed every that many ms
 
 
 @dataclass
@@ -473,6 +476,10 @@ def run_producer_perf(
     should_throttle, throttle = throttler.should_throttle, throttler.throttle
     send, topic = producer.send, opts.topic
     fast_clock, wall = clock is _wall_ms, _time
+    txn_ms = opts.transaction_duration_ms
+    txn_size = txn_start_ms = 0
+    if txn_ms > 0:
+        producer.init_transactions()
     for start in range(0, n, _CHUNK):
         stop = min(n, start + _CHUNK)
         for i in range(start, stop):
@@ -487,15 +494,26 @@ def run_producer_perf(
                 callback = both.on_completion if latency_from_timestamp else both.completion_since
                 if on_warmup_done is not None:
                     on_warmup_done()
+            if txn_ms > 0 and txn_size == 0:
+                producer.begin_transaction()
+                txn_start_ms = send_ms
             if latency_from_timestamp:
                 send(topic, payload, timestamp=send_ms, callback=callback)
             else:
                 send(topic, payload, callback=partial(callback, send_ms))
+            if txn_ms > 0:
+                # ProducerPerformance: commit once the transaction is transaction-duration-ms old.
+                txn_size += 1
+                if txn_ms <= send_ms - txn_start_ms:
+                    producer.commit_transaction()
+                    txn_size = 0
             if throttled and should_throttle(i, send_ms):
                 throttle()
         if advance is not None:
             advance(stop - start)
 
+    if txn_size:
+        producer.commit_transaction()
     flush_start = time.perf_counter_ns()
     if flush_instead_of_close:
         producer.flush()

@@ -462,14 +462,6 @@ def test_usage_errors(argv, message):
 
 @pytest.mark.parametrize("argv,message", [
     (["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--record-size", "1",
-      "--bootstrap-server", "x:1", "--transactional-id", "tx"],
-     "Error: kafkapy's producer does not support transactions yet: --transactional-id, --transaction-duration-ms and "
-     "transactional.id cannot be used"),
-    (["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--record-size", "1",
-      "--producer-props", "transactional.id=tx", "bootstrap.servers=x:1"],
-     "Error: kafkapy's producer does not support transactions yet: --transactional-id, --transaction-duration-ms and "
-     "transactional.id cannot be used"),
-    (["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--record-size", "1",
       "--producer-props", "acks=1"], 'Error: Missing required configuration "bootstrap.servers" which has no default '
      'value.'),
     (["producer-perf-test", "--topic", "t", "--num-records", "5", "--throughput", "-1", "--record-size", "1",
