@@ -186,6 +186,9 @@ class BrokerMetrics:
         g.gauge("AtMinIsrPartitionCount", lambda: sum(1 for p in leaders() if len(p.isr) == min_isr(p)))
         g.gauge("OfflineReplicaCount", lambda: 0)  # kafkapy keeps no per-log-directory offline state
         g.meter("FailedIsrUpdatesPerSec", "failedUpdates")
+        sessions = KafkaMetricsGroup(self.registry, "kafka.server", "FetchSessionCache")
+        sessions.gauge("NumIncrementalFetchSessions", lambda: len(rm.fetch_session_cache))
+        sessions.gauge("NumIncrementalFetchPartitionsCached", lambda: rm.fetch_session_cache.total_partitions)
         metered = server.alter_isr_manager
         if isinstance(metered, MeteredAlterIsrManager):
             def current_isr(tp: Any) -> tuple[int, ...] | None:
