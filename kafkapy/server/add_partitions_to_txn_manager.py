@@ -19,15 +19,17 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.errors import ClientUnsupportedVersionError
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import AddPartitionsToTxnRequest
 from kafkapy.server.inter_broker_connections import InterBrokerConnections
+
+if TYPE_CHECKING:
+    from kafkapy.client.client_security import ClientSecurity
 
 log = logging.getLogger("kafka.server.AddPartitionsToTxnManager")
 

@@ -10,10 +10,11 @@ Thread-safety: none; each owner uses its own instance from one thread.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafkapy.client.client_security import ClientSecurity
-from kafkapy.client.connection import BrokerConnection
+if TYPE_CHECKING:  # the client stack loads with the first connection to another broker (start-up time)
+    from kafkapy.client.client_security import ClientSecurity
+    from kafkapy.client.connection import BrokerConnection
 
 
 class InterBrokerConnections:
@@ -34,6 +35,8 @@ class InterBrokerConnections:
         node = self.metadata_cache.get_alive_broker_node(broker_id, self.listener_name)
         if node is None:
             raise ConnectionError(f"Broker {broker_id} has no endpoint on listener {self.listener_name}")
+        from kafkapy.client.connection import BrokerConnection
+
         conn = BrokerConnection(broker_id, node.host, node.port, client_id=self.client_id,
                                 request_timeout_ms=self.request_timeout_ms, security=self.security)
         conn.connect(self.request_timeout_ms)

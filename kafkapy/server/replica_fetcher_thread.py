@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kafkapy.client.connection import BrokerConnection
 from kafkapy.cluster.broker import Node
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
@@ -45,7 +44,6 @@ from kafkapy.protocol.messages import FetchRequest, ListOffsetsRequest, OffsetFo
 from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
 from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.fetch_session import FetchSessionHandler
-from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 from kafkapy.server.replication_quota_manager import (
     FOLLOWER_THROTTLED_REPLICAS,
     ReplicationQuotaManager,
@@ -53,6 +51,7 @@ from kafkapy.server.replication_quota_manager import (
 )
 
 if TYPE_CHECKING:
+    from kafkapy.client.connection import BrokerConnection
     from kafkapy.cluster.partition import Partition
     from kafkapy.server.kafka_config import KafkaConfig
 
@@ -117,6 +116,9 @@ class ReplicaFetcherThread(threading.Thread):
         self._backoff_ms = config.get_int("replica.fetch.backoff.ms")
         self._socket_timeout_ms = config.get_int("replica.socket.timeout.ms")
         self._receive_buffer = config.get_int("replica.socket.receive.buffer.bytes")
+        # Imported here: only a follower needs the client stack (and its TLS / SASL); a single node never does.
+        from kafkapy.server.network.inter_broker_security import inter_broker_client_security
+
         self._security = inter_broker_client_security(config)  # inter.broker.listener.name's TLS / SASL
         self._lock = threading.Condition(threading.RLock())
         self._states: dict[TopicPartition, PartitionFetchState] = {}
@@ -196,6 +198,8 @@ class ReplicaFetcherThread(threading.Thread):
         if conn is None or not conn.is_ready():
             if conn is not None:
                 conn.close()
+            from kafkapy.client.connection import BrokerConnection
+
             conn = BrokerConnection(self.source.id, self.source.host, self.source.port,
                                     client_id=f"broker-{self.broker_id}-fetcher-{self.fetcher_id}",
                                     request_timeout_ms=self._socket_timeout_ms,

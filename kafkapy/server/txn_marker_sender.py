@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafkapy.client.client_security import ClientSecurity
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from kafkapy.server.inter_broker_connections import InterBrokerConnections
+
+if TYPE_CHECKING:
+    from kafkapy.client.client_security import ClientSecurity
 
 log = logging.getLogger("kafka.coordinator.transaction.TransactionMarkerChannelManager")
 

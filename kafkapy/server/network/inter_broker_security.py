@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafkapy.client.client_security import ClientSecurity
 from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
 from kafkapy.server.network.listener_security import ListenerSecurity
+
+if TYPE_CHECKING:  # the client stack loads only for a TLS / SASL inter-broker listener (start-up time)
+    from kafkapy.client.client_security import ClientSecurity
 
 _SSL_KEYS = (
     "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates", "ssl.keystore.type",
@@ -51,6 +53,8 @@ def inter_broker_client_security(config: KafkaConfig) -> ClientSecurity | None:
                                   "username and password this broker logs in with")
             props.update({"sasl.mechanism": mechanism, "sasl.username": options["username"],
                           "sasl.password": options["password"]})
+        from kafkapy.client.client_security import ClientSecurity
+
         try:
             security = ClientSecurity(props)
         except ValueError as e:

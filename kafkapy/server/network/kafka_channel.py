@@ -24,12 +24,15 @@ import os
 import socket
 import threading
 from collections import deque
+from typing import TYPE_CHECKING
 
 from kafkapy.common.file_region import FileRegion
 from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.server.network.request_channel import Chunk
-from kafkapy.server.network.sasl_session import SaslSession
-from kafkapy.server.network.ssl_transport import SslTransport
+
+if TYPE_CHECKING:  # types only: a PLAINTEXT listener never loads ssl
+    from kafkapy.server.network.sasl_session import SaslSession
+    from kafkapy.server.network.ssl_transport import SslTransport
 
 _MAX_IOV = 64
 

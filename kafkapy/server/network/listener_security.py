@@ -13,19 +13,19 @@ Immutable after construction: shared by the listener's Processors.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.jaas_config import JaasConfig, JaasConfigError, parse_jaas_config
-from kafkapy.common.ssl_config import SslConfigError, build_ssl_context
 from kafkapy.server.kafka_config import ConfigError, EndPoint, KafkaConfig
-from kafkapy.server.network.ssl_principal_mapper import SslPrincipalMapper
-from kafkapy.server.security.oauthbearer_callback_handlers import (
-    OAuthBearerConfigError,
-    build_oauthbearer_validator,
-)
-from kafkapy.server.security.oauthbearer_token import OAuthBearerValidator
+
+# ssl, the TLS context builder, the principal mapper and the OAUTHBEARER validators are imported where a
+# listener needs them (start-up time: a PLAINTEXT-only broker never loads them).
+if TYPE_CHECKING:
+    import ssl
+
+    from kafkapy.server.network.ssl_principal_mapper import SslPrincipalMapper
+    from kafkapy.server.security.oauthbearer_token import OAuthBearerValidator
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -49,6 +49,9 @@ class ListenerSecurity:
         self.ssl_context: ssl.SSLContext | None = None
         self.principal_mapper: SslPrincipalMapper | None = None
         if self.uses_tls:
+            from kafkapy.common.ssl_config import SslConfigError, build_ssl_context
+            from kafkapy.server.network.ssl_principal_mapper import SslPrincipalMapper
+
             # Kafka: SASL_SSL listeners never ask for a client certificate unless configured per listener.
             client_auth = None if self.security_protocol == "SSL" or self.is_prefixed("ssl.client.auth") else "none"
             try:
@@ -92,6 +95,11 @@ class ListenerSecurity:
             self._configure_oauthbearer()
 
     def _configure_oauthbearer(self) -> None:
+        from kafkapy.server.security.oauthbearer_callback_handlers import (
+            OAuthBearerConfigError,
+            build_oauthbearer_validator,
+        )
+
         jaas = self.jaas_config("OAUTHBEARER")
         if jaas is None:  # Kafka's JaasContext.loadServerContext refuses the same way
             raise ConfigError(f"Listener {self.listener_name}: OAUTHBEARER is enabled but has no JAAS entry: set "

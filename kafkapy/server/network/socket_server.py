@@ -56,10 +56,10 @@ import itertools
 import logging
 import select
 import socket
-import ssl
 import struct
 import threading
 from collections import deque
+from typing import TYPE_CHECKING
 
 from kafkapy.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.common.time import SYSTEM, Time
@@ -84,8 +84,9 @@ from kafkapy.server.network.sasl_session import (
     SaslState,
     log_authentication_failure,
 )
-from kafkapy.server.network.ssl_principal_mapper import distinguished_name
-from kafkapy.server.network.ssl_transport import SslTransport
+
+if TYPE_CHECKING:  # ssl and the TLS transport load with the first TLS listener (start-up time)
+    from kafkapy.server.network.ssl_transport import SslTransport
 
 log = logging.getLogger("kafka.network.Processor")
 
@@ -424,7 +425,11 @@ class Processor:
             try:
                 local = sock.getsockname()
                 cid = f"{local[0]}:{local[1]}-{address[0]}:{address[1]}-{next(self._connection_index)}"
-                tls = SslTransport(self._ssl_context) if self._ssl_context is not None else None
+                tls = None
+                if self._ssl_context is not None:
+                    from kafkapy.server.network.ssl_transport import SslTransport
+
+                    tls = SslTransport(self._ssl_context)
                 sasl = SaslSession(self._security) if self._security is not None and self._security.uses_sasl else None
                 ch = KafkaChannel(sock, cid, (address[0], address[1]), tls, sasl)
                 ch.last_active_ms = self._time.hi_res_clock_ms()
@@ -563,6 +568,7 @@ class Processor:
     def _read_tls(self, ch: KafkaChannel, tls: SslTransport) -> None:
         """Read raw bytes, step the handshake or decrypt, parse the plaintext. Called only while
         the connection is unmuted (no responder is encrypting on it meanwhile)."""
+        import ssl  # loaded already by this listener's SslTransport
         if not tls.flush(ch.sock):  # handshake records the socket did not take yet
             self._epoll.modify(ch.fd, _ARM_WRITE)
             return
@@ -614,6 +620,8 @@ class Processor:
         cert = tls.obj.getpeercert()
         if not cert or not cert.get("subject"):
             return ANONYMOUS
+        from kafkapy.server.network.ssl_principal_mapper import distinguished_name
+
         return KafkaPrincipal.user(self._security.principal_mapper.get_name(distinguished_name(cert["subject"])))
 
     def _feed(self, ch: KafkaChannel, data: memoryview) -> None:
