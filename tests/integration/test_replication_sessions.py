@@ -90,3 +90,27 @@ def test_followers_replicate_through_sessions_reading_only_what_changed(cluster)
     for p in (0, IDLE // 2, IDLE - 1):
         assert leader_rm.get_partition(TopicPartition("idle", p)).isr == (0, 1, 2) or \
             sorted(leader_rm.get_partition(TopicPartition("idle", p)).isr) == [0, 1, 2]
+
+
+def test_followers_open_new_sessions_after_theirs_are_lost(cluster) -> None:
+    """A session gone from the leader's cache (evicted, or the leader restarted): the follower's next incremental
+    fetch gets FETCH_SESSION_ID_NOT_FOUND, it starts over with a full fetch and keeps replicating."""
+    from confluent_kafka import Producer
+
+    cache = cluster.servers[0].replica_manager.fetch_session_cache
+    wait_until(lambda: len(follower_sessions(cluster)) == 2, what="both followers' sessions")
+    old = {s.id for s in follower_sessions(cluster)}
+    for sid in old:
+        cache.remove(sid)
+    wait_until(lambda: len(follower_sessions(cluster)) == 2 and not old & {s.id for s in follower_sessions(cluster)},
+               what="new sessions")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 0})
+    offsets: list[int] = []
+    for i in range(5):
+        producer.produce("busy", value=b"after-%d" % i, partition=0,
+                         on_delivery=lambda err, msg: offsets.append(-1 if err else msg.offset()))
+    assert producer.flush(10) == 0
+    assert offsets == list(range(50, 55))
+    for b in (1, 2):
+        wait_until(lambda b=b: cluster.servers[b].replica_manager.get_partition(BUSY).log_end_offset == 55,
+                   what=f"broker {b} to replicate")
