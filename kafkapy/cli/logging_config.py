@@ -22,11 +22,9 @@ Thread-safety: configuration runs once at start-up on the main thread; the forma
 
 from __future__ import annotations
 
-import configparser
 import io
 import json
 import logging
-import logging.config
 import os
 import shlex
 from typing import Any
@@ -127,6 +125,8 @@ def _substitute(value: Any, directory: str) -> Any:
 
 def apply_default_config(directory: str | None = None) -> None:
     """Configure logging as Kafka's config/log4j.properties does, with the files in `directory` ($LOG_DIR)."""
+    import logging.config  # here, not at import: it loads logging.handlers, pickle, socket (start-up time)
+
     logging.config.dictConfig(_substitute(default_config(), directory or logs_dir()))
 
 
@@ -158,6 +158,8 @@ def apply_config_file(path: str, directory: str | None = None) -> None:
         os.makedirs(directory, exist_ok=True)  # log4j's file appenders create their directory
         text = text.replace(LOGS_DIR_VARIABLE, directory)
     ext = os.path.splitext(path)[1].lower()
+    import logging.config  # start-up time: only with a logging configuration
+
     try:
         if ext == ".properties":  # Kafka's own log4j.properties
             from kafkapy.cli.log4j_properties import to_dict_config
@@ -171,6 +173,8 @@ def apply_config_file(path: str, directory: str | None = None) -> None:
             document.setdefault("disable_existing_loggers", False)
             logging.config.dictConfig(document)
         else:
+            import configparser
+
             parser = configparser.ConfigParser(interpolation=None)
             parser.read_file(io.StringIO(text), path)
             logging.config.fileConfig(parser, disable_existing_loggers=False)
