@@ -21,12 +21,13 @@ import struct
 import zlib
 from collections.abc import Generator, Iterator
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cramjam
-import lz4.block
-import lz4.frame
-import zstandard
+# The codec libraries are imported by the functions that use them, on first use (thread-safe: the import
+# lock; afterwards a dict lookup per call): a broker that never sees a compressed batch never loads them,
+# which is start-up time for every broker and tool.
+if TYPE_CHECKING:
+    import zstandard
 
 __all__ = [
     "CompressionType",
@@ -106,6 +107,8 @@ def compress(codec: int, data: bytes | bytearray | memoryview, level: int | None
     if codec == CompressionType.SNAPPY:
         return _xerial_compress(data)
     if codec == CompressionType.LZ4:
+        import lz4.frame
+
         return lz4.frame.compress(
             data,
             compression_level=0 if level is None else level,
@@ -115,6 +118,8 @@ def compress(codec: int, data: bytes | bytearray | memoryview, level: int | None
             store_size=False,
         )
     if codec == CompressionType.ZSTD:
+        import zstandard
+
         return zstandard.ZstdCompressor(level=3 if level is None else level).compress(data)
     raise ValueError(f"unknown compression type id {codec}")
 
@@ -132,10 +137,14 @@ class StreamCompressor:
         if codec == CompressionType.GZIP:
             self._obj = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 31)
         elif codec == CompressionType.LZ4:
+            import lz4.frame
+
             self._obj = lz4.frame.LZ4FrameCompressor(
                 block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=False,
                 compression_level=0 if level is None else level)
         elif codec == CompressionType.ZSTD:
+            import zstandard
+
             self._obj = zstandard.ZstdCompressor(level=3 if level is None else level).compressobj()
         elif codec not in (CompressionType.NONE, CompressionType.SNAPPY):
             raise ValueError(f"unknown compression type id {codec}")
@@ -200,14 +209,25 @@ def iter_decompress(
     if codec == CompressionType.NONE:
         yield bytes(data)
         return
+    library_error: type[Exception]  # what the codec's library raises on bytes that are not its format
     if codec == CompressionType.GZIP:
         gen = _gzip_chunks(data, chunk_size)
+        library_error = zlib.error
     elif codec == CompressionType.SNAPPY:
+        import cramjam
+
         gen = _snappy_chunks(data, max_output)
+        library_error = cramjam.DecompressionError
     elif codec == CompressionType.LZ4:
+        import lz4.block
+
         gen = _lz4_chunks(data, strict)
+        library_error = lz4.block.LZ4BlockError
     elif codec == CompressionType.ZSTD:
+        import zstandard
+
         gen = _zstd_chunks(data, chunk_size, max_output)
+        library_error = zstandard.ZstdError
     else:
         raise ValueError(f"unknown compression type id {codec}")
     name = CompressionType(codec).lower_name
@@ -220,8 +240,7 @@ def iter_decompress(
             yield chunk
     except DecompressionError:
         raise
-    except (zlib.error, cramjam.DecompressionError, lz4.block.LZ4BlockError, zstandard.ZstdError,
-            struct.error, IndexError, RuntimeError, ValueError) as e:
+    except (library_error, zlib.error, struct.error, IndexError, RuntimeError, ValueError) as e:
         raise DecompressionError(f"corrupt {name} data: {e}") from e
 
 
@@ -245,6 +264,8 @@ def _gzip_chunks(data: bytes | bytearray | memoryview, chunk_size: int) -> Itera
 
 
 def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
+    import cramjam
+
     mv = memoryview(data)
     parts = [XERIAL_HEADER]
     raw = cramjam.snappy.compress_raw
@@ -256,6 +277,8 @@ def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
 
 
 def _snappy_block(block: bytes | bytearray | memoryview, budget: int, max_output: int) -> bytes:
+    import cramjam
+
     n = cramjam.snappy.decompress_raw_len(block)
     if n > budget:
         raise DecompressedSizeError(f"snappy data decompresses to more than {max_output} bytes")
@@ -285,6 +308,8 @@ def _snappy_chunks(data: bytes | bytearray | memoryview, max_output: int) -> Ite
 
 
 def _lz4_chunks(data: bytes | bytearray | memoryview, strict: bool = False) -> Iterator[bytes]:
+    import lz4.block
+
     mv = memoryview(data)
     end = len(mv)
     pos = 0
@@ -342,6 +367,8 @@ _ZSTD_POOL: list[zstandard.ZstdDecompressor] = []
 def _zstd_one_shot(data: bytes | bytearray | memoryview, max_output: int) -> bytes | None:
     """The frame's content when `data` is exactly one frame declaring a content size up to
     ZSTD_ONE_SHOT_BYTES (and max_output); None when the streaming path must decide."""
+    import zstandard
+
     try:
         size = zstandard.frame_content_size(data)
     except zstandard.ZstdError:
@@ -363,6 +390,8 @@ def _zstd_one_shot(data: bytes | bytearray | memoryview, max_output: int) -> byt
 def _lz4_checked_frame(mv: memoryview, pos: int) -> Generator[bytes, None, int]:
     """Decode the frame at mv[pos] with LZ4F (block and content checksums verified), in bounded pieces;
     returns the position after it."""
+    import lz4.frame
+
     dec = lz4.frame.LZ4FrameDecompressor()
     data: bytes | memoryview = mv[pos:]
     while True:  # bounded: each call consumes input or emits output, and the frame ends or the data does
@@ -380,6 +409,8 @@ def _zstd_check_frames(data: bytes | bytearray | memoryview) -> None:
     """Walk the frames' block headers (RFC 8878: 3-byte header, last-block bit, type, size) without decoding:
     the data must be whole frames (or skippable frames) and nothing else. A stream decoder stops quietly at a
     truncated frame; a client's decoder does not."""
+    import zstandard
+
     mv = memoryview(data)
     end = len(mv)
     pos = 0
@@ -410,6 +441,8 @@ def _zstd_check_frames(data: bytes | bytearray | memoryview) -> None:
 
 
 def _zstd_chunks(data: bytes | bytearray | memoryview, chunk_size: int, max_output: int) -> Iterator[bytes]:
+    import zstandard
+
     _zstd_check_frames(data)
     whole = _zstd_one_shot(data, max_output)
     if whole is not None:
