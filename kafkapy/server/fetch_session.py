@@ -112,6 +112,7 @@ class FetchSession:
     epoch: int = 1
     last_sweep_ms: int = 0
     _touched: set[TopicPartition] = field(default_factory=set)
+    _recent: list[TopicPartition] = field(default_factory=list)  # marks not yet seen by a waiting fetch
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -121,10 +122,19 @@ class FetchSession:
     def mark_changed(self, tp: TopicPartition) -> None:
         with self._lock:
             self._touched.add(tp)
+            self._recent.append(tp)
 
     def mark_all_changed(self) -> None:
         with self._lock:
             self._touched.update(self.partitions)
+            self._recent.extend(self.partitions)
+
+    def take_recent(self) -> list[TopicPartition]:
+        """The marks made since the last call (a waiting fetch looks at each change once, not at every
+        touched partition on every wake)."""
+        with self._lock:
+            recent, self._recent = self._recent, []
+        return recent
 
     def touched(self) -> list[TopicPartition]:
         """The partitions marked since the last take (kept marked)."""
@@ -133,7 +143,7 @@ class FetchSession:
 
     def take_touched(self) -> set[TopicPartition]:
         with self._lock:
-            taken, self._touched = self._touched, set()
+            taken, self._touched, self._recent = self._touched, set(), []
         return taken
 
     def eviction_key(self) -> tuple[bool, int, int]:

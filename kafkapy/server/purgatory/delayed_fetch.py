@@ -9,8 +9,8 @@ the leader's replication throttle counts nothing (it would be answered empty). B
 headers only (the segment's index and batch sizes); records are never read. On completion (or expiry)
 the fetch is read again from the logs and answered. No byte format of its own.
 A fetch of an incremental fetch session (KIP-227) is watched under the session's one key instead of one key
-per partition: try_complete looks only at the session's touched partitions (those appended to or moved
-since its last read), and the answer re-reads the request's partitions plus the touched ones (`reread`), so
+per partition: try_complete looks only at the session's changes since it last looked (appends, moves; each
+once, the bytes ready kept per partition), and the answer re-reads the request's partitions plus the touched ones (`reread`), so
 its cost follows what changed, not the session's size. With an `executor`, the read and the answer run
 there, not on the thread whose append woke the fetch (a producer's request thread).
 It reaches the partitions through a `FetchReader` (the ReplicaManager is one) passed in, so this module
@@ -70,6 +70,8 @@ class DelayedFetch(DelayedOperation):
         self.session = session
         self.reread = reread
         self.executor = executor
+        self._ready: dict[TopicPartition, int] = {}  # session fetches: bytes ready per changed partition
+        self._ready_total = 0
 
     def try_complete(self) -> bool:
         accumulated = 0
@@ -84,15 +86,17 @@ class DelayedFetch(DelayedOperation):
                     return self.force_complete()
             return False
         cached = session.partitions
-        for tp in session.touched():
+        ready = self._ready
+        for tp in session.take_recent():
             entry = cached.get(tp)
             if entry is None:
                 continue
-            got = self._ready_bytes(tp, entry.fetch_offset, entry.info(), accumulated)
+            got = self._ready_bytes(tp, entry.fetch_offset, entry.info(), self._ready_total - ready.get(tp, 0))
             if got is None:
                 return self.force_complete()
-            accumulated += got
-            if accumulated >= self.params.min_bytes:
+            self._ready_total += got - ready.get(tp, 0)
+            ready[tp] = got
+            if self._ready_total >= self.params.min_bytes:
                 return self.force_complete()
         return False
 

@@ -82,6 +82,9 @@ def test_new_session_starts_with_every_partition_touched_and_is_indexed() -> Non
     assert sorted(session.take_touched()) == [A0, B0] and session.touched() == []
     assert cache.mark_changed(A0) == [sid] and cache.mark_changed(A1) == []
     assert session.touched() == [A0]
+    # A waiting fetch sees each change once (a partition changed twice: twice), the touched set keeps it.
+    cache.mark_changed(A0)
+    assert session.take_recent() == [A0, A0] and session.take_recent() == [] and session.touched() == [A0]
     cache.remove(sid)
     assert cache.mark_changed(A0) == [] and cache.sessions_with(B0) == ()
 
