@@ -10,8 +10,7 @@ import pytest
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-from txn_support import start_txn_broker  # noqa: E402
+from txn_support import consume_all, create_topic, group_offset, start_txn_broker  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,55 +22,12 @@ def txn_broker(tmp_path_factory):
         broker.server.shutdown()
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
-        f.result(30)
-
-
 def txn_producer(bootstrap: str, txn_id: str, **extra) -> Producer:
     conf = {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 5}
     conf.update(extra)
     p = Producer(conf)
     p.init_transactions(30)
     return p
-
-
-def consume_all(bootstrap: str, topic: str, partitions: int, isolation: str, expected: int | None = None,
-                timeout_s: float = 20.0) -> list[tuple[int, int, bytes]]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{topic}-{isolation}-{time.monotonic_ns()}",
-                  "isolation.level": isolation, "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                  "enable.partition.eof": True})
-    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    out: list[tuple[int, int, bytes]] = []
-    eofs: set[int] = set()
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
-                    eofs.add(m.partition())
-                    if len(eofs) == partitions and (expected is None or len(out) >= expected):
-                        break
-                    continue
-                raise KafkaException(m.error())
-            out.append((m.partition(), m.offset(), m.value()))
-            eofs.discard(m.partition())
-    finally:
-        c.close()
-    return out
-
-
-def group_offset(bootstrap: str, group: str, topic: str) -> int:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0)])])
-    result = futures[group].result(10)
-    return result.topic_partitions[0].offset
 
 
 def test_commit_and_abort_read_committed_sees_only_committed(txn_broker) -> None:
