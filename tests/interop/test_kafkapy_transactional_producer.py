@@ -134,3 +134,16 @@ def test_producer_perf_test_transactional_id_commits_every_record(broker, capsys
         admin, "describe_transactions") else None
     if desc is not None:
         assert str(desc.state).endswith("COMPLETE_COMMIT")
+
+
+def test_close_aborts_an_open_transaction(broker) -> None:
+    bootstrap, topic = broker.bootstrap, "own-txn-close"
+    create_topic(bootstrap, topic, 1)
+    p = txn_producer(bootstrap, "own-tx-close")
+    p.begin_transaction()
+    p.send(topic, b"never-committed")
+    p.flush(30)
+    p.close(10)  # Kafka's Sender: "Aborting incomplete transaction due to shutdown"
+    assert p.transaction_manager.state is State.READY
+    assert consume_all(bootstrap, topic, 1, "read_committed") == []  # the LSO moved past the aborted record
+    assert [v for _, _, v in consume_all(bootstrap, topic, 1, "read_uncommitted")] == [b"never-committed"]
