@@ -9,10 +9,10 @@ shutdown, elections) and ConfigChangeHandler. ControllerConfig holds the broker 
 
 Public methods only enqueue an event and return a concurrent.futures.Future the event thread completes;
 handlers wait on it (or chain add_done_callback) and never read controller state. Every decision is written
-to the store first, then pushed to brokers in Kafka's order: LeaderAndIsr (on_leader_and_isr callback, so
-the broker hosts the partition before clients can see it), UpdateMetadata (this broker's MetadataCache),
-StopReplica (on_stop_replica callback). Callbacks run on the event thread; they must not call back into the
-controller and wait.
+to the store first, then pushed to brokers through one ControllerChannel in Kafka's order: LeaderAndIsr (so
+the broker hosts the partition before clients can see it), UpdateMetadata (this broker's MetadataCache at
+once, the others by request), StopReplica. An in-process channel runs on the event thread; it must not call
+back into the controller and wait.
 Thread-safety: public methods are safe from any thread; state lives on the event thread only.
 """
 
@@ -39,7 +39,12 @@ from kafkapy.controller.config_change_handler import (
     ConfigChangeHandler,
     ConfigValidator,
 )
-from kafkapy.controller.controller_channel import ControllerChannel
+from kafkapy.controller.controller_channel import (
+    CallbackControllerChannel,
+    ControllerChannel,
+    LeaderAndIsrCallback,
+    StopReplicaCallback,
+)
 from kafkapy.controller.controller_config import ControllerConfig
 from kafkapy.controller.controller_events import (
     AlterPartitionItem,
@@ -72,11 +77,7 @@ from kafkapy.controller.controller_events import (
     TopicDeletionFlag,
     WatchEvent,
 )
-from kafkapy.controller.controller_request_sender import (
-    ControllerRequestSender,
-    LeaderAndIsrCallback,
-    StopReplicaCallback,
-)
+from kafkapy.controller.controller_request_sender import ControllerRequestSender
 from kafkapy.controller.leadership import PartitionLeaderElection
 from kafkapy.controller.metadata_store import ControllerMovedError, MetadataStore, MetadataStoreError
 from kafkapy.controller.offline_replicas import on_leader_and_isr_response
@@ -117,9 +118,9 @@ class Controller:
                  rng: random.Random | None = None,
                  channel: ControllerChannel | None = None) -> None:
         """config: broker properties by Kafka name (a dict, a KafkaConfig or a ControllerConfig; see
-        ControllerConfig). channel: cluster mode's way to reach brokers (LeaderAndIsr / UpdateMetadata /
-        StopReplica requests); without one, decisions go to the callbacks and this broker's MetadataCache only
-        (embedded)."""
+        ControllerConfig). channel: how decisions (LeaderAndIsr / UpdateMetadata / StopReplica) reach brokers:
+        the network in ZooKeeper mode, the broker in-process when embedded; without one, a
+        CallbackControllerChannel hands them to on_leader_and_isr / on_stop_replica (tests)."""
         self.store = store
         self.metadata_cache = metadata_cache
         self.broker_id = broker_id
@@ -128,11 +129,10 @@ class Controller:
         self.ctx = ControllerContext(controller_id=broker_id)
         self.psm = PartitionStateMachine(self.ctx, store, self._unclean_enabled)
         self.rsm = ReplicaStateMachine(self.ctx, self.psm)
-        self.channel = channel
-        if channel is not None:
-            channel.on_leader_and_isr_response = self.leader_and_isr_response
-        self.sender = ControllerRequestSender(self.ctx, broker_id, metadata_cache, channel, on_leader_and_isr,
-                                              on_stop_replica, self.leader_and_isr_response)
+        self.channel = channel if channel is not None else CallbackControllerChannel(on_leader_and_isr,
+                                                                                    on_stop_replica)
+        self.channel.on_leader_and_isr_response = self.leader_and_isr_response
+        self.sender = ControllerRequestSender(self.ctx, broker_id, metadata_cache, self.channel)
         validate = topic_config_validator or _default_topic_config_validator
         parts = (self.ctx, self.psm, self.rsm, store, self.sender)
         self.topics = TopicChangeHandler(*parts, self.config, validate, rng or random.Random(), self._is_active,

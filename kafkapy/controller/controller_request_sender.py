@@ -3,8 +3,10 @@
 clients can see it), then UpdateMetadata (this broker's MetadataCache at once, every live broker by request),
 then StopReplica.
 
-Cluster mode hands the requests to a ControllerChannel (the network); embedded mode calls the broker's
-callbacks directly and feeds each LeaderAndIsr answer ({TopicPartition: error code}) back to the controller.
+Every mode hands the requests to a ControllerChannel: the network in ZooKeeper mode, the broker in-process
+when embedded (server/local_controller_channel.py), plain functions in tests (CallbackControllerChannel);
+each LeaderAndIsr answer ({TopicPartition: error code}) comes back through the channel's
+on_leader_and_isr_response.
 Reads and writes no bytes itself. Thread-safety: none; only the controller's event thread sends.
 """
 
@@ -14,17 +16,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState, StopReplicaPartitionState
 from kafkapy.cluster.metadata_cache import MetadataCache
 from kafkapy.controller.controller_channel import ControllerChannel
 from kafkapy.controller.partition_state_machine import BrokerRequestBatch, ControllerContext
 
 log = logging.getLogger("kafka.controller.KafkaController")
-
-LeaderAndIsrCallback = Callable[[int, int, list[LeaderAndIsrPartitionState]], Any]
-StopReplicaCallback = Callable[[int, int, list[StopReplicaPartitionState]], object]  # the result is not used
-LeaderAndIsrResponseHandler = Callable[[int, Any], None]
-
 
 def call_safely(fn: Callable[..., Any], *args: Any) -> Any:
     """A broker callback's result, or None when it raised: a broker failing to apply a decision must not stop
@@ -38,35 +34,17 @@ def call_safely(fn: Callable[..., Any], *args: Any) -> Any:
 
 class ControllerRequestSender:
     def __init__(self, ctx: ControllerContext, broker_id: int, metadata_cache: MetadataCache,
-                 channel: ControllerChannel | None, on_leader_and_isr: LeaderAndIsrCallback | None,
-                 on_stop_replica: StopReplicaCallback | None,
-                 on_leader_and_isr_response: LeaderAndIsrResponseHandler) -> None:
+                 channel: ControllerChannel) -> None:
         self.ctx = ctx
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache
         self.channel = channel
-        self.on_leader_and_isr = on_leader_and_isr
-        self.on_stop_replica = on_stop_replica
-        self.on_leader_and_isr_response = on_leader_and_isr_response
 
     def send(self, batch: BrokerRequestBatch) -> None:
-        if self.channel is not None:
-            self._send_to_brokers(batch, self.channel)
-            return
-        ctx = self.ctx
-        for broker_id, states in sorted(batch.leader_and_isr.items()):
-            if self.on_leader_and_isr is not None:
-                errors = call_safely(self.on_leader_and_isr, broker_id, ctx.epoch, list(states.values()))
-                self.on_leader_and_isr_response(broker_id, errors)
-        if batch.update_metadata or batch.update_metadata_brokers:
-            self.metadata_cache.update_metadata(self.broker_id, ctx.epoch, ctx.live_brokers.values(),
-                                                list(batch.update_metadata.values()), ctx.topic_ids)
-        for broker_id, parts in sorted(batch.stop_replica.items()):
-            if self.on_stop_replica is not None:
-                call_safely(self.on_stop_replica, broker_id, ctx.epoch, list(parts.values()))
+        self._send_to_brokers(batch, self.channel)
 
     def _send_to_brokers(self, batch: BrokerRequestBatch, channel: ControllerChannel) -> None:
-        """Cluster mode: the same decisions as requests to every live broker, in Kafka's order."""
+        """The decisions as requests to every live broker, in Kafka's order."""
         ctx = self.ctx
         live = ctx.live_brokers
         channel.set_live_brokers(live)
@@ -88,9 +66,7 @@ class ControllerRequestSender:
 
     def reset(self) -> None:
         """This broker stopped being the controller: drop queued requests."""
-        if self.channel is not None:
-            self.channel.reset()
+        self.channel.reset()
 
     def shutdown(self) -> None:
-        if self.channel is not None:
-            self.channel.shutdown()
+        self.channel.shutdown()

@@ -28,6 +28,7 @@ from kafkapy.cluster.broker import Broker
 from kafkapy.cluster.metadata_cache import MetadataCache
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.controller.controller import Controller
+from kafkapy.controller.controller_channel import ControllerChannel
 from kafkapy.controller.controller_events import AlterPartitionItem
 from kafkapy.controller.local_store import LocalMetadataStore
 from kafkapy.coordinator.group_coordinator import GroupCoordinator
@@ -43,6 +44,7 @@ from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_config import KafkaConfig
 from kafkapy.server.kafka_request_handler import KafkaRequestHandlerPool
+from kafkapy.server.local_controller_channel import LocalControllerChannel
 from kafkapy.server.log_dir_failure_notifier import LogDirFailureNotifier
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
@@ -238,16 +240,18 @@ class KafkaServer:
                  self.broker_epoch)
 
         rm = self.replica_manager
-        channel = None
+        # One broker-side path for the controller's decisions: over the wire in ZooKeeper mode, in-process
+        # (the same ReplicaManager + onLeadershipChange path, server/controller_decisions.py) when embedded.
+        channel: ControllerChannel
         if config.uses_zookeeper:
             from kafkapy.server import cluster_mode
 
             self.cluster = cluster_mode.ClusterMode(self, self.store)
             channel = self.cluster.controller_channel
+        else:
+            channel = LocalControllerChannel(self.broker_id, rm, lambda: self.services)
         self.controller = Controller(self.store, self.metadata_cache, self.broker_id, time, config,
-                                     on_leader_and_isr=self._on_leader_and_isr,
-                                     on_stop_replica=rm.stop_replicas, on_config_change=rm.update_topic_config,
-                                     channel=channel)
+                                     on_config_change=rm.update_topic_config, channel=channel)
         rm.log_dir_failure_listener = LogDirFailureNotifier(self.broker_id, self.store, self.controller,
                                                             config.uses_zookeeper)
         elected = self.controller.startup().result(CONTROLLER_STARTUP_TIMEOUT_S)
@@ -310,20 +314,7 @@ class KafkaServer:
             expire_ms = txn.config.remove_expired_transactional_ids_interval_ms
             scheduler.schedule("transactionalId-expiration", txn.remove_expired_transactional_ids, expire_ms,
                                expire_ms)
-            scheduler.schedule("transaction-coordinator-ownership", txn.refresh_ownership, 1000, 1000)
         scheduler.startup()
-
-    def _on_leader_and_isr(self, broker_id: int, controller_epoch: int, states: Any) -> Any:
-        assert self.replica_manager is not None
-        errors = self.replica_manager.become_leader_or_follower(broker_id, controller_epoch, states)
-        # coordinator/ owner: the group coordinator loads/unloads __consumer_offsets partitions at once.
-        coordinator = self.services.group_coordinator if self.services is not None else None
-        if coordinator is not None and broker_id == self.broker_id:
-            coordinator.on_leader_and_isr(broker_id, states)
-        txn = self.services.transaction_coordinator if self.services is not None else None
-        if txn is not None and broker_id == self.broker_id:
-            txn.on_leader_and_isr(broker_id, states)
-        return errors
 
     def _send_alter_partition(self, tp: Any, leader_and_isr: Any) -> Any:
         if self.cluster is not None:

@@ -279,11 +279,14 @@ class ReplicaManager:
 
     def become_leader_or_follower(self, broker_id: int, controller_epoch: int,
                                   states: Iterable[LeaderAndIsrPartitionState],
-                                  leader_endpoints: Mapping[int, Node] | None = None
-                                  ) -> dict[TopicPartition, int]:
+                                  leader_endpoints: Mapping[int, Node] | None = None,
+                                  on_leadership_change: Callable[[list[LeaderAndIsrPartitionState]], None]
+                                  | None = None) -> dict[TopicPartition, int]:
         """Apply a LeaderAndIsr decision (Kafka's becomeLeaderOrFollower): per-partition error codes.
         Raises StaleControllerEpochError for a request from an older controller. leader_endpoints are the
-        request's live leaders, used when the MetadataCache does not know a leader's address yet."""
+        request's live leaders, used when the MetadataCache does not know a leader's address yet.
+        on_leadership_change (Kafka's onLeadershipChange) gets the states applied without error, after every
+        partition changed role: the coordinators load or unload their partitions from it."""
         if broker_id != self.broker_id:
             return {}
         self._check_controller_epoch(controller_epoch, "LeaderAndIsr")
@@ -326,6 +329,9 @@ class ReplicaManager:
                 if code == ErrorCode.NONE and lm.future_log(tp) is not None:
                     self.alter_log_dirs_thread.add_partition(tp)
         self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+        if on_leadership_change is not None:
+            on_leadership_change([s for s in states if errors.get(TopicPartition(s.topic, s.partition),
+                                                                  ErrorCode.NONE) == ErrorCode.NONE])
         return errors
 
     def _transition(self, partition: Partition, role: str, fn: Callable[[], bool]) -> tuple[int, bool]:

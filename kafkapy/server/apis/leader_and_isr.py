@@ -7,8 +7,8 @@ earlier incarnation of this broker: STALE_BROKER_EPOCH (-1 skips the check); a c
 the newest one seen is a zombie controller: STALE_CONTROLLER_EPOCH on the whole request and on every
 partition; a leader epoch older than the partition's: STALE_CONTROLLER_EPOCH for that partition
 (LeaderAndIsr) or FENCED_LEADER_EPOCH (StopReplica v3+). The decisions are applied by the
-ReplicaManager (become_leader_or_follower / stop_replicas, which own the controller epoch); the group
-coordinator then follows the __consumer_offsets leadership.
+ReplicaManager through server/controller_decisions.py, the path embedded mode's LocalControllerChannel takes
+too: Kafka's onLeadershipChange then tells both coordinators (__consumer_offsets, __transaction_state).
 Request layouts: LeaderAndIsr v0-1 ungrouped partition states with their topic names, v2+ grouped by
 topic (v5+ with topic ids; responses v5+ by topic id). StopReplica v0 ungrouped partitions plus one
 delete flag, v1-2 topics with partition indexes plus one delete flag, v3+ per-partition leader epoch and
@@ -29,7 +29,6 @@ from kafkapy.cluster.leader_and_isr import (
 )
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, StaleControllerEpochError
-from kafkapy.common.internal_topics import GROUP_METADATA_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.state_change_logger import StateChangeLogger
 from kafkapy.protocol.api_keys import ApiKey
@@ -41,6 +40,7 @@ from kafkapy.protocol.messages import (
 )
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import api
+from kafkapy.server.controller_decisions import become_leader_or_follower, stop_replicas
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
@@ -132,13 +132,10 @@ def handle_leader_and_isr(ctx: RequestContext, request: LeaderAndIsrRequest) -> 
     states = _partition_states(request, version)
     _log_handling(ctx, "LeaderAndIsr", request.controller_id, len(states))
     leaders = {ll.broker_id: Node(ll.broker_id, ll.host_name, ll.port) for ll in request.live_leaders}
-    code, errors = _fenced_apply(ctx, request, "LeaderAndIsr", lambda: services.replica_manager.become_leader_or_follower(
-        services.broker_id, request.controller_epoch, states, leaders))
+    code, errors = _fenced_apply(ctx, request, "LeaderAndIsr", lambda: become_leader_or_follower(
+        services.replica_manager, services, services.broker_id, request.controller_epoch, states, leaders))
     if errors is None:
         return leader_and_isr_error_response(request, version, code)
-    coordinator = services.group_coordinator
-    if coordinator is not None:
-        coordinator.on_leader_and_isr(services.broker_id, states)
     return _leader_and_isr_response(request, version, ErrorCode.NONE, errors)
 
 
@@ -166,15 +163,10 @@ def handle_stop_replica(ctx: RequestContext, request: StopReplicaRequest) -> Sto
     version = ctx.api_version
     states = _stop_replica_states(request, version)
     _log_handling(ctx, "StopReplica", request.controller_id, len(states))
-    code, errors = _fenced_apply(ctx, request, "StopReplica", lambda: services.replica_manager.stop_replicas(
-        services.broker_id, request.controller_epoch, states))
+    code, errors = _fenced_apply(ctx, request, "StopReplica", lambda: stop_replicas(
+        services.replica_manager, services, services.broker_id, request.controller_epoch, states))
     if errors is None:
         return stop_replica_error_response(request, version, code)
-    coordinator = services.group_coordinator
-    if coordinator is not None:
-        for s in states:
-            if s.topic == GROUP_METADATA_TOPIC_NAME:
-                coordinator.on_resignation(s.partition, None if s.leader_epoch < 0 else s.leader_epoch)
     return SR(error_code=ErrorCode.NONE, partition_errors=[SR.StopReplicaPartitionError(
         topic_name=s.topic, partition_index=s.partition,
         error_code=errors.get(TopicPartition(s.topic, s.partition), ErrorCode.NONE)) for s in states])
