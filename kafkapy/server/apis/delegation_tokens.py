@@ -40,14 +40,11 @@ from kafkapy.protocol.messages import (
     RenewDelegationTokenResponse,
 )
 from kafkapy.server.apis.registry import api
-from kafkapy.server.security.delegation_token_manager import (
-    ERROR_TIMESTAMP,
-    DelegationTokenManager,
-    TokenInformation,
-)
 
+# The token manager (hashlib, hmac, SCRAM) loads with the first token request (start-up time).
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
+    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager, TokenInformation
 
 DescribedToken = DescribeDelegationTokenResponse.DescribedDelegationToken
 DescribedRenewer = DescribeDelegationTokenResponse.DescribedDelegationTokenRenewer
@@ -63,6 +60,8 @@ def allow_token_requests(ctx: RequestContext) -> bool:
 
 
 def _manager(ctx: RequestContext) -> DelegationTokenManager:
+    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
+
     manager = DelegationTokenManager(ctx.server.config, ctx.server.controller.store, ctx.server.time.milliseconds)
     if manager.enabled:
         manager.maybe_expire_tokens()
@@ -72,6 +71,8 @@ def _manager(ctx: RequestContext) -> DelegationTokenManager:
 @api(ApiKey.CREATE_DELEGATION_TOKEN, 0, 3)
 def handle_create_delegation_token(ctx: RequestContext, request: CreateDelegationTokenRequest
                                    ) -> CreateDelegationTokenResponse:
+    from kafkapy.server.security.delegation_token_manager import ERROR_TIMESTAMP
+
     requester = ctx.principal
     owner = (KafkaPrincipal(request.owner_principal_type or USER_TYPE, request.owner_principal_name)
              if request.owner_principal_name else requester)
@@ -106,6 +107,8 @@ def handle_create_delegation_token(ctx: RequestContext, request: CreateDelegatio
 
 def _change_expiry(ctx: RequestContext, response: Any, change: Callable[[DelegationTokenManager], int]) -> Any:
     """Renew and expire answer alike: the new expiry, or the error with expiry -1."""
+    from kafkapy.server.security.delegation_token_manager import ERROR_TIMESTAMP
+
     if not allow_token_requests(ctx):
         return response(error_code=DelegationTokenRequestNotAllowedError.code, expiry_timestamp_ms=ERROR_TIMESTAMP)
     try:

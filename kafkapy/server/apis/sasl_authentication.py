@@ -35,17 +35,12 @@ from kafkapy.protocol.messages import (
 )
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.network.sasl_session import SaslSession, SaslState, log_authentication_failure
-from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
-from kafkapy.server.security.sasl_server import (
-    OAuthBearerSaslServer,
-    PlainSaslServer,
-    SaslServer,
-    ScramSaslServer,
-)
-from kafkapy.server.security.scram_credentials import ScramCredentialStore
 
+# The SASL servers, SCRAM and the delegation token manager load with the first SaslHandshake (start-up time:
+# a broker without SASL listeners never needs them).
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
+    from kafkapy.server.security.sasl_server import SaslServer
 
 
 def _final(ctx: RequestContext, body: Any, reason: object, delay_ms: int = 0) -> object:
@@ -60,6 +55,10 @@ def _final(ctx: RequestContext, body: Any, reason: object, delay_ms: int = 0) ->
 
 
 def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> SaslServer:
+    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
+    from kafkapy.server.security.sasl_server import OAuthBearerSaslServer, PlainSaslServer, ScramSaslServer
+    from kafkapy.server.security.scram_credentials import ScramCredentialStore
+
     if mechanism == "PLAIN":
         return PlainSaslServer(session.security.plain_users)
     if mechanism == "OAUTHBEARER":
