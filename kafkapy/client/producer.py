@@ -266,10 +266,11 @@ class KafkaProducer:
             )
         if timestamp is None:
             timestamp = self._time.milliseconds()
+        tp = TopicPartition(topic, partition)
         if self.transaction_manager is not None:
-            self.transaction_manager.maybe_add_partition(TopicPartition(topic, partition))
+            self.transaction_manager.maybe_add_partition(tp)
         fut, full, new_batch = self.accumulator.append(
-            TopicPartition(topic, partition), timestamp, key_b, value_b, hdrs, callback, self.max_block_ms, size
+            tp, timestamp, key_b, value_b, hdrs, callback, self.max_block_ms, size
         )
         if self._partitioner is None and (key_b is None or self._builtin.ignore_keys):
             self._builtin.update_partition_info(topic, partition, size, count, cluster.available_partitions(topic))

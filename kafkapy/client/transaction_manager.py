@@ -637,6 +637,10 @@ class TransactionManager:
             return handler.result
 
     def maybe_add_partition(self, tp: TopicPartition) -> None:
+        # Per record on the sending thread: a partition already in the open transaction needs no lock.
+        if (self.state is State.IN_TRANSACTION and self._pending_transition is None
+                and (tp in self.partitions_in_transaction or tp in self.new_partitions or tp in self.pending_partitions)):
+            return
         with self._lock:
             self._maybe_fail_with_error()
             self._throw_if_pending_state("send")
