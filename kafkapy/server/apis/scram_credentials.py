@@ -23,16 +23,19 @@ from kafkapy.protocol.messages import (
     DescribeUserScramCredentialsResponse,
 )
 from kafkapy.server.apis.registry import api
-from kafkapy.server.security.scram_credentials import Deletion, ScramCredentialStore, Upsertion
 
+# The credential store (SCRAM: hashlib, hmac) loads with the first request of these APIs (start-up time).
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
+    from kafkapy.server.security.scram_credentials import ScramCredentialStore
 
 DResp = DescribeUserScramCredentialsResponse
 AResp = AlterUserScramCredentialsResponse
 
 
 def _store(ctx: RequestContext) -> ScramCredentialStore:
+    from kafkapy.server.security.scram_credentials import ScramCredentialStore
+
     return ScramCredentialStore(ctx.server.controller.store)
 
 
@@ -67,6 +70,8 @@ def _alter_error(request: AlterUserScramCredentialsRequest, version: int, code: 
 @api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, error_response=_alter_error)
 def handle_alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest
                                         ) -> AlterUserScramCredentialsResponse:
+    from kafkapy.server.security.scram_credentials import Deletion, Upsertion
+
     ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     results = _store(ctx).alter(
         [Deletion(d.name, d.mechanism) for d in request.deletions],
