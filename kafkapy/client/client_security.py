@@ -11,15 +11,19 @@ Errors are one-line ValueErrors naming the key. Immutable after construction: th
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafkapy.client.oauthbearer_login import TokenSource, token_source
-from kafkapy.client.sasl_client import OAuthBearerSaslClient, SaslClient, sasl_client
 from kafkapy.common.errors import SaslAuthenticationFailedError
 from kafkapy.common.jaas_config import JaasConfigError, parse_jaas_config
-from kafkapy.common.ssl_config import build_ssl_context
+
+# ssl, the SASL clients (SCRAM: hashlib, hmac) and the OAUTHBEARER token sources are imported by the branch
+# that needs them: building the security of a PLAINTEXT connection loads none of them (start-up time).
+if TYPE_CHECKING:
+    import ssl
+
+    from kafkapy.client.oauthbearer_login import TokenSource
+    from kafkapy.client.sasl_client import SaslClient
 
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _LIBRDKAFKA_SSL = {"ssl.truststore.location": "ssl.ca.location", "ssl.keystore.location": "ssl.certificate.location"}
@@ -46,6 +50,10 @@ class ClientSecurity:
         self._tokenauth = False
         self._oauth_token: TokenSource | None = None
         if self.security_protocol in ("SSL", "SASL_SSL"):
+            import ssl
+
+            from kafkapy.common.ssl_config import build_ssl_context
+
             self.ssl_context = build_ssl_context(get, server_side=False)
             key_file, cert_file = raw("ssl.key.location"), raw("ssl.certificate.location")
             if key_file and cert_file and not raw("ssl.keystore.location"):
@@ -64,6 +72,8 @@ class ClientSecurity:
                     options = parse_jaas_config(str(jaas)).options if jaas else {}
                 except JaasConfigError as e:
                     raise ValueError(f"Invalid value for configuration sasl.jaas.config: {e}") from None
+                from kafkapy.client.oauthbearer_login import token_source
+
                 self._oauth_token = token_source(raw, options)
             else:
                 self._username, self._password = self._credentials(raw)
@@ -92,6 +102,8 @@ class ClientSecurity:
         return str(user), str(password)
 
     def sasl_client(self) -> SaslClient:
+        from kafkapy.client.sasl_client import OAuthBearerSaslClient, sasl_client
+
         assert self.mechanism is not None
         if self._oauth_token is not None:
             try:

@@ -34,15 +34,13 @@ import itertools
 import logging
 import random
 import socket
-import ssl
 import threading
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kafkapy
-from kafkapy.client.client_security import ClientSecurity
 from kafkapy.client.errors import (
     ClientUnsupportedVersionError,
     DisconnectError,
@@ -52,7 +50,6 @@ from kafkapy.client.errors import (
     error_from_code,
 )
 from kafkapy.client.socket_wait import wait_readable
-from kafkapy.client.ssl_transport import ClientSslTransport
 from kafkapy.common.errors import ErrorCode, KafkaError, SaslAuthenticationFailedError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.protocol.api_keys import API_NAMES
@@ -60,6 +57,14 @@ from kafkapy.protocol.framing import FrameDecoder
 from kafkapy.protocol.header import RequestHeader, decode_response_header, encode_request
 from kafkapy.protocol.messages import request_class, response_class
 from kafkapy.protocol.messages.api_versions import ApiVersionsRequest
+
+# ssl and the TLS transport load with the first TLS connection, the SASL clients with the first SASL one
+# (client_security.py): a PLAINTEXT tool or broker never loads them (start-up time).
+if TYPE_CHECKING:
+    import ssl
+
+    from kafkapy.client.client_security import ClientSecurity
+    from kafkapy.client.ssl_transport import ClientSslTransport
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +211,10 @@ class BrokerConnection:
                 self.state = ConnectionState.READY
 
     def _tls_handshake(self, sock: socket.socket, context: ssl.SSLContext, timeout_ms: int) -> ClientSslTransport:
+        import ssl  # loaded already by the context's ClientSecurity
+
+        from kafkapy.client.ssl_transport import ClientSslTransport
+
         tls = ClientSslTransport(context, self.host)
         sock.settimeout(max(timeout_ms, 1) / 1000.0)
         try:
