@@ -326,9 +326,13 @@ class Sender(threading.Thread):
                 tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
             tm.retry(handler)
             return True
+        except Exception as e:  # noqa: BLE001 - not a transport error: the caller gets it, not a retry loop
+            log.exception("Transactional request %s could not be sent", type(handler).__name__)
+            handler.result.fail(e)
+            return True
         try:
             handler.handle_response(resp)
-        except KafkaError as e:  # e.g. an invalid state transition: fail the caller, keep the thread
+        except Exception as e:  # noqa: BLE001 - e.g. an invalid transition: fail the caller, keep the thread
             handler.result.fail(e)
         return True
 

@@ -467,6 +467,10 @@ def run_producer_perf(
         errors[0] += 1
         on_error(exc)
 
+    txn_ms = opts.transaction_duration_ms
+    txn_size = txn_start_ms = 0
+    if txn_ms > 0:  # before the stats and the throttler start their clocks, as ProducerPerformance does
+        producer.init_transactions()
     stats = Stats(n, reporting_interval_ms=opts.reporting_interval_ms, on_window=on_window, clock=clock)
     stats.on_error = failed
     steady: Stats | None = None
@@ -476,10 +480,6 @@ def run_producer_perf(
     should_throttle, throttle = throttler.should_throttle, throttler.throttle
     send, topic = producer.send, opts.topic
     fast_clock, wall = clock is _wall_ms, _time
-    txn_ms = opts.transaction_duration_ms
-    txn_size = txn_start_ms = 0
-    if txn_ms > 0:
-        producer.init_transactions()
     for start in range(0, n, _CHUNK):
         stop = min(n, start + _CHUNK)
         for i in range(start, stop):
