@@ -325,6 +325,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
 
     admin = None
     shown = False
+    result: Any = None
     if args.zookeeper is not None:  # Kafka 2.x's path: the same actions over the znodes
         from kafkapy.tools.zk_admin import ZkAdmin
 

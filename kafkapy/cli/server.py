@@ -45,6 +45,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafkapy.cli.command import ToolError, ToolParser, run
 from kafkapy.cli.logging_config import (
@@ -378,7 +379,7 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
     node_id = getattr(config, "broker_id", 0)
     ident = f"[KafkaServer id={node_id}]"
     stop = stop_event or threading.Event()
-    previous: dict[int, object] = {}
+    previous: dict[signal.Signals, Any] = {}
 
     first_signal_at: list[float] = []
 

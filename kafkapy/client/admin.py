@@ -236,7 +236,8 @@ class AdminClient:
         for name in topics if topics is not None else sorted(cluster.topics):
             t = cluster.topic(name)
             if t is None:
-                err = error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist")
+                err: KafkaError | None = error_from_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                         f"Topic '{name}' does not exist")
                 out[name] = TopicDescription(name, False, [], ZERO_UUID, err)
                 continue
             err = error_or_none(t.error_code, f"topic {name}") if t.error_code else None
@@ -470,8 +471,11 @@ class AdminClient:
         ours = {k: our_version_range(k) for k in M.REQUEST_CLASSES}
         out: dict[Node, NodeApiVersions] = {}
         for node in sorted(cluster.brokers.values(), key=lambda n: n.node_id):
+            def ask(node_id: int = node.node_id) -> dict[int, tuple[int, int]]:
+                return self.client.api_versions(node_id, self._calls.remaining(deadline))
+
             versions = self.client.with_retries(
-                lambda node=node: self.client.api_versions(node.node_id, self._calls.remaining(deadline)),
+                ask,
                 self._calls.remaining(deadline), "apiVersions",
             )
             out[node] = NodeApiVersions(node, versions, ours)

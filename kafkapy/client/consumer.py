@@ -194,7 +194,7 @@ class KafkaConsumer:
         tps = [TopicPartition(*tp) for tp in partitions]
         timeout_ms = self.default_api_timeout_ms if timeout_ms is None else timeout_ms
         found = self.fetcher.list_offsets(dict.fromkeys(tps, ts), timeout_ms)
-        return {tp: (found[tp].offset if found.get(tp) else -1) for tp in tps}
+        return {tp: (o.offset if (o := found.get(tp)) else -1) for tp in tps}
 
     def offsets_for_times(
         self, timestamps: Mapping[TopicPartition, int], timeout_ms: float | None = None

@@ -59,7 +59,8 @@ class ConsumerOffsets:
         self.next_auto_commit_deadline = time.milliseconds() + self.auto_commit_interval_ms
         self.default_api_timeout_ms = int(config["default.api.timeout.ms"])
         self._pending_commits: list[tuple[Future, dict[TopicPartition, OffsetAndMetadata], Any, Generation]] = []
-        self._completed_commits: deque[tuple[Any, dict[TopicPartition, OffsetAndMetadata], Exception | None]] = deque()
+        self._completed_commits: deque[tuple[Any, dict[TopicPartition, OffsetAndMetadata], BaseException | None]] = \
+            deque()
 
     def reset_auto_commit_deadline(self) -> None:
         """A new assignment: the next auto commit is a full interval away."""

@@ -33,7 +33,7 @@ from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages.fetch import FetchRequest
 from kafkapy.record.control_record import ControlRecordType
-from kafkapy.record.memory_records import MemoryRecords
+from kafkapy.record.memory_records import DefaultRecordBatch, MemoryRecords
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def fetched_batches(
             )
         while pending_aborts and pending_aborts[0][0] <= batch.last_offset:
             aborted_pids.add(pending_aborts.pop(0)[1])
-        if getattr(batch, "is_control_batch", False):
+        if isinstance(batch, DefaultRecordBatch) and batch.is_control_batch:
             if aborted_pids and batch.control_record_type() == ControlRecordType.ABORT:
                 aborted_pids.discard(batch.producer_id)
             yield batch, False

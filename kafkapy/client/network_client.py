@@ -181,7 +181,7 @@ class NetworkClient:
                 self._time.sleep(delay)
             remaining = max(1, deadline - self._time.milliseconds())
             try:
-                conn.connect(min(remaining, int(self.config["socket.connection.setup.timeout.ms"])))
+                conn.connect(int(min(remaining, int(self.config["socket.connection.setup.timeout.ms"]))))
             except KafkaError as e:
                 self._record_failure(node_id)
                 if self.connect_failure_listener is not None:
@@ -374,7 +374,7 @@ class NetworkClient:
     def _metadata_request(self, topics: list[str] | None, allow_auto_topic_creation: bool) -> Callable[[int], Any]:
         def build(version: int) -> Any:
             if topics is None:
-                req_topics = [] if version == 0 else None
+                req_topics: list[Any] | None = [] if version == 0 else None
             else:
                 req_topics = [
                     MetadataRequest.MetadataRequestTopic(topic_id=ZERO_UUID, name=t) for t in topics

@@ -75,8 +75,9 @@ def call_partition_leaders(
         remaining = deadline - time.milliseconds()
         if remaining <= 0:
             break
-        cluster = client.cluster
-        routes = {tp: _route(cluster, tp) for tp in pending}
+        current = client.cluster
+        routes = {tp: _route(current, tp) for tp in pending}
+        cluster: Cluster | None = current
         if refresh or any(isinstance(r, KafkaError) for r in routes.values()):
             try:
                 cluster = client.update_metadata(

@@ -11,7 +11,7 @@ kafka-acls.sh's output. Immutable values: thread-safe.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 def _camel(name: str) -> str:
@@ -91,7 +91,7 @@ class AclPermissionType(IntEnum):
         return _parse(cls, text)
 
 
-def _parse(enum: type, text: str):  # noqa: ANN202 - returns a member of `enum`
+def _parse(enum: Any, text: str) -> Any:  # a member of `enum`
     """Case-insensitive, with or without underscores (Kafka accepts 'IdempotentWrite' and 'IDEMPOTENT_WRITE')."""
     key = text.replace("_", "").replace("-", "").upper()
     for member in enum:

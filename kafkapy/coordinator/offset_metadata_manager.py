@@ -124,7 +124,7 @@ class OffsetMetadataManager:
             elif generation_id >= 0 and generation_id != group.generation_id:
                 error = ErrorCode.ILLEGAL_GENERATION
             else:
-                error = 0
+                error = ErrorCode.NONE
             if error:
                 callback({tp: error for tp in offsets})
                 return

@@ -108,10 +108,10 @@ def write_record(
     out += od
     out += kl
     if klen:
-        out += key  # type: ignore[operator]
+        out += key  # type: ignore[operator,arg-type]
     out += vl
     if vlen:
-        out += value  # type: ignore[operator]
+        out += value  # type: ignore[operator,arg-type]
     out += hb
     return len(out) - start
 

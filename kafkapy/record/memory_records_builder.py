@@ -130,10 +130,10 @@ class MemoryRecordsBuilder:
         buf += od
         buf += kl
         if klen:
-            buf += key  # type: ignore[operator]
+            buf += key  # type: ignore[operator,arg-type]
         buf += vl
         if vlen:
-            buf += value  # type: ignore[operator]
+            buf += value  # type: ignore[operator,arg-type]
         buf += hb
         self._num_records = n + 1
 

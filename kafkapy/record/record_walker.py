@@ -60,7 +60,7 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 try:  # the compiled validation walk (kafkapy/record/_record_walk.c), when the install built it
     from kafkapy.record._record_walk import walk as _compiled_walk
 except ImportError:  # pragma: no cover - the pure-Python walk below is the reference and the fallback
-    _compiled_walk = None
+    _compiled_walk = None  # type: ignore[assignment]
 
 
 def _varint(data: bytes | bytearray, pos: int, max_bytes: int) -> tuple[int, int]:

@@ -156,8 +156,8 @@ class ArrowBatchSink:
         start = 0
         now = time.monotonic()
         for p, end in zip(ids, ends, strict=True):
-            sl = (None if c is None else c.slice(start, end - start) for c in (keys, values, headers))
-            self._append(topic, p, _Rows(*sl, since=now))
+            k, v, h = (None if c is None else c.slice(start, end - start) for c in (keys, values, headers))
+            self._append(topic, p, _Rows(k, v, h, since=now))
             start = end
 
     def _key_partition(self, topic: str, key: bytes, count: int) -> int:
@@ -196,12 +196,12 @@ class ArrowBatchSink:
             keep = pc.equal(ids, last)
             cut = len(rows) - pc.sum(keep.cast(_I64)).as_py()
             if cut < len(rows):
-                self.pending[key] = _Rows(*(None if c is None else c.slice(cut) for c in
-                                            (rows.keys, rows.values, rows.headers)), since=rows.since)
+                k, v, h = (None if c is None else c.slice(cut) for c in (rows.keys, rows.values, rows.headers))
+                self.pending[key] = _Rows(k, v, h, since=rows.since)
                 if cut == 0:
                     return
-                rows = _Rows(*(None if c is None else c.slice(0, cut) for c in (rows.keys, rows.values, rows.headers)),
-                             since=rows.since)
+                k, v, h = (None if c is None else c.slice(0, cut) for c in (rows.keys, rows.values, rows.headers))
+                rows = _Rows(k, v, h, since=rows.since)
                 ids = ids.slice(0, cut)
         self._send(topic, partition, rows, ids)
 

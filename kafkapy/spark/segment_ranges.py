@@ -72,7 +72,7 @@ class SegmentPredicate:
         name = attr[0].lower() if len(attr) == 1 else ""
         if name not in ("topic", "partition", "offset", "timestamp"):
             return False
-        values = list(f.value) if isinstance(f, In) else [getattr(f, "value", None)]
+        values: list[Any] = list(f.value) if isinstance(f, In) else [getattr(f, "value", None)]
         if any(v is None for v in values):
             return False
         strict = 0 if name == "timestamp" else 1  # timestamps: bounds widened to whole ms, Spark re-checks

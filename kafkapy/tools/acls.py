@@ -142,7 +142,7 @@ def add_acls(admin: Any, to_add: dict[ResourcePattern, list[AccessControlEntry]]
 
 
 def remove_acls(admin: Any, pattern: ResourcePattern, acls: list[AccessControlEntry]) -> None:
-    base = dict(resource_type=pattern.resource_type, name=pattern.name, pattern_type=pattern.pattern_type)
+    base: dict[str, Any] = dict(resource_type=pattern.resource_type, name=pattern.name, pattern_type=pattern.pattern_type)
     filters = [AclBindingFilter(**base)] if not acls else [
         AclBindingFilter(**base, principal=e.principal, host=e.host, operation=e.operation,
                          permission_type=e.permission_type) for e in acls]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import java_hash_order, java_string_hash
@@ -126,7 +126,7 @@ def java_double(v: float) -> str:
         return text if "e" not in text else format(Decimal(text), "f")
     sign, digits, exp = Decimal(repr(v)).as_tuple()
     ds = "".join(map(str, digits)).rstrip("0") or "0"
-    e = exp + len(digits) - 1
+    e = cast(int, exp) + len(digits) - 1
     mant = ds[0] + "." + (ds[1:] or "0")
     return ("-" if sign else "") + f"{mant}E{e}"
 
@@ -392,7 +392,7 @@ def _alter_quotas(admin: Any, types: list[str], names: list[str], to_add: dict[s
     from kafkapy.client.admin import ClientQuotaAlteration, ClientQuotaEntity
 
     current = admin.describe_client_quotas(_quota_components(types, names), strict=True)
-    old = next(iter(current.values()), {})
+    old: dict[str, Any] = next(iter(current.values()), {})
     invalid = [k for k in to_delete if k not in old]
     if invalid:
         raise ConfigArgumentError("Invalid config(s): " + ",".join(invalid))

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kafkapy.tools import ToolFailure
 
@@ -285,8 +285,9 @@ def setup(consumer: Any, opts: ConsumeOptions, deadline: Callable[[], float]) ->
 
         consumer.subscribe(pattern=re.compile(opts.include))
         return None
+    topic = cast(str, opts.topic)  # the option checks require --topic without --include
     if opts.partition is not None:
-        tp = TopicPartition(opts.topic, opts.partition)
+        tp = TopicPartition(topic, opts.partition)
         consumer.assign([tp])
         offset = LATEST if opts.offset is None else opts.offset
         if offset == EARLIEST:
@@ -297,9 +298,9 @@ def setup(consumer: Any, opts: ConsumeOptions, deadline: Callable[[], float]) ->
             consumer.seek(tp, offset)
         return None
     if opts.use_group:
-        consumer.subscribe([opts.topic])
+        consumer.subscribe([topic])
         return None
-    tracker = PartitionTracker(consumer, opts.topic)
+    tracker = PartitionTracker(consumer, topic)
     backoff = 0.1
     while not tracker.refresh(max(1.0, min(deadline(), 5000.0))):
         if deadline() <= 0:

@@ -254,8 +254,8 @@ def _records(buf: memoryview, pos: int, size: int, magic: int, file: str):
             return batch, batch.records()
         from kafkapy.record.legacy_record import LegacyRecordBatch
 
-        batch = LegacyRecordBatch(buf[pos : pos + size])
-        return batch, batch.records()
+        legacy = LegacyRecordBatch(buf[pos : pos + size])
+        return legacy, legacy.records()
     except (CorruptRecordError, InvalidRecordError) as e:
         raise ToolFailure(f"Failed to read the records of the batch at position {pos} in {file}: {e}") from None
 

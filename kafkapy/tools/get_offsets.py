@@ -77,13 +77,12 @@ def parse_topic_partitions(spec: str) -> list[_Rule]:
             return m.group(i) or None
 
         topics = IncludeList(group(1) or ".*")
-        if group(2) is not None:
-            n = int(group(2))
-            rules.append(_Rule(topics, lambda p, n=n: p == n))
+        exact, low, high = group(2), group(3), group(4)
+        if exact is not None:
+            rules.append(_Rule(topics, _in_range(int(exact), int(exact) + 1)))
         else:
-            lo = int(group(3)) if group(3) is not None else 0
-            hi = int(group(4)) if group(4) is not None else INT_MAX
-            rules.append(_Rule(topics, lambda p, lo=lo, hi=hi: lo <= p < hi))
+            rules.append(_Rule(topics, _in_range(int(low) if low is not None else 0,
+                                                 int(high) if high is not None else INT_MAX)))
     return rules
 
 
@@ -143,3 +142,7 @@ def get_offsets(
                if info is not None and not isinstance(info, KafkaError) and info.offset != -1]
     offsets.sort(key=lambda o: f"{o.topic}-{o.partition}")
     return OffsetsResult(offsets, skipped)
+
+
+def _in_range(lo: int, hi: int) -> Callable[[int], bool]:
+    return lambda p: lo <= p < hi

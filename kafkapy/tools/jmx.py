@@ -87,9 +87,9 @@ def _java_scientific(value: float) -> str:
         return f"{sign}{mantissa}E{int(exponent)}"
     whole, _, frac = text.partition(".")
     digits = (whole + frac).lstrip("0")
-    exponent = len(whole) - 1 if whole.strip("0") else -(len(frac) - len(frac.lstrip("0")) + 1)
+    power = len(whole) - 1 if whole.strip("0") else -(len(frac) - len(frac.lstrip("0")) + 1)
     digits = digits.rstrip("0") or "0"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{power}"
 
 
 @dataclass

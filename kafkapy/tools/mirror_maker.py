@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,8 +175,11 @@ class MirrorMaker:
             headers=record.headers,
             partition=self.target_partition(consumer, record),
             timestamp=None if record.timestamp == NO_TIMESTAMP else record.timestamp,
-            callback=lambda metadata, exc, r=record: self._on_completion(r, exc),
+            callback=self._completion_callback(record),
         )
+
+    def _completion_callback(self, record: ConsumerRecord) -> Callable[[Any, BaseException | None], None]:
+        return lambda _metadata, exc: self._on_completion(record, exc)
 
     def _on_completion(self, record: ConsumerRecord, exc: BaseException | None) -> None:
         if exc is None:

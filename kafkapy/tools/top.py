@@ -155,8 +155,8 @@ class Top:
                 elif kind == "RequestMetrics" and name == "RequestsPerSec" and "request" in keys:
                     req_counts[keys["request"]] = req_counts.get(keys["request"], 0.0) + float(attrs.get("Count", 0))
                 elif kind == "KafkaRequestHandlerPool" and name == "RequestHandlerAvgIdlePercent":
-                    rate = attrs.get("OneMinuteRate") or attrs.get("MeanRate") or 0.0
-                    handler.append(float(rate))
+                    idle = attrs.get("OneMinuteRate") or attrs.get("MeanRate") or 0.0
+                    handler.append(float(idle))
                 elif kind == "SocketServer" and name == "NetworkProcessorAvgIdlePercent":
                     network.append(float(attrs.get("Value", 0.0)))
         now = time.monotonic()

@@ -47,7 +47,7 @@ def pretty_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[
 @dataclass(frozen=True)
 class TableResult:
     headers: tuple[str, ...]
-    rows: list[tuple[str, ...]]
+    rows: Sequence[tuple[Any, ...]]
 
     def __json__(self) -> list[dict[str, Any]]:
         """Rows keyed by Kafka's column names, typed: numbers as numbers, "None" as null, TopicPartitions a list."""

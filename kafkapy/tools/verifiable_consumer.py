@@ -33,7 +33,7 @@ POLL_SLICE_MS = 200  # Kafka polls with Long.MAX_VALUE; slices keep the stop fla
 def _text(b: Any) -> str | None:
     if b is None:
         return None
-    return b.decode("utf-8", errors="replace") if isinstance(b, (bytes, bytearray, memoryview)) else str(b)
+    return bytes(b).decode("utf-8", errors="replace") if isinstance(b, (bytes, bytearray, memoryview)) else str(b)
 
 
 class VerifiableConsumer:

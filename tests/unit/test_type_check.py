@@ -1,4 +1,5 @@
-"""mypy over server, storage and protocol passes ([tool.mypy] in pyproject.toml), as `make lint` runs it.
+"""mypy over every package of kafkapy passes ([tool.mypy] in pyproject.toml, generated messages
+excluded), as `make lint` runs it.
 
 Here too so that a change breaking the typed handler boundary shows up with the unit tests, like the
 generator's --check in tests/unit/protocol. Warm runs reuse .mypy_cache (about a second); a cold run ~10 s.
