@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -22,13 +23,16 @@ from kafkapy.coordinator.group_metadata_manager import java_string_hashcode
 from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
 from kafkapy.server.broker_topic_stats import BrokerTopicStats
 from kafkapy.server.kafka_config import KafkaConfig
-from kafkapy.server.replica_fetcher_thread import (
-    InitialFetchState,
-    PartitionFetchState,
-    PartitionProvider,
-    ReplicaFetcherThread,
-)
 from kafkapy.server.replication_quota_manager import ReplicationQuotaManager
+
+# The fetcher thread's module loads with the first follower partition (start-up time: a single node has none).
+if TYPE_CHECKING:
+    from kafkapy.server.replica_fetcher_thread import (
+        InitialFetchState,
+        PartitionFetchState,
+        PartitionProvider,
+        ReplicaFetcherThread,
+    )
 
 log = logging.getLogger("kafka.server.ReplicaFetcherManager")
 
@@ -59,6 +63,8 @@ class ReplicaFetcherManager:
             return list(self._threads.values())
 
     def add_fetcher_for_partitions(self, states: Mapping[TopicPartition, InitialFetchState]) -> None:
+        from kafkapy.server.replica_fetcher_thread import ReplicaFetcherThread
+
         groups: dict[tuple[int, int], dict[TopicPartition, InitialFetchState]] = {}
         for tp, st in states.items():
             groups.setdefault((st.leader.id, fetcher_id_for(tp, self.num_fetchers)), {})[tp] = st

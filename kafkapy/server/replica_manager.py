@@ -73,7 +73,6 @@ from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperatio
 from kafkapy.server.purgatory.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkapy.server.replica_alter_log_dirs_thread import ReplicaAlterLogDirsThread
 from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
-from kafkapy.server.replica_fetcher_thread import InitialFetchState
 from kafkapy.server.replication_quota_manager import (
     FOLLOWER_THROTTLED_RATE,
     LEADER_THROTTLED_RATE,
@@ -401,6 +400,8 @@ class ReplicaManager:
         if not changed:
             return errors
         self.replica_fetcher_manager.remove_fetcher_for_partitions(p.topic_partition for p, _ in changed)
+        from kafkapy.server.replica_fetcher_thread import InitialFetchState  # followers only (start-up time)
+
         initial: dict[TopicPartition, InitialFetchState] = {}
         for partition, state in changed:
             tp = partition.topic_partition
