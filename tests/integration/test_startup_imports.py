@@ -23,6 +23,7 @@ LAZY_MODULES = {
     "kafkapy.server.network.ssl_transport": "a TLS listener",
     "kafkapy.client.sasl_client": "a SASL client connection",
     "kafkapy.client.ssl_transport": "a TLS client connection",
+    "kafkapy.server.replica_fetcher_thread": "the first follower partition",
     "kafkapy.server.cluster_mode": "zookeeper.connect",
     "kazoo": "zookeeper.connect",
     "prometheus_client": "prometheus.listener",
