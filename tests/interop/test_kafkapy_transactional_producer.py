@@ -185,3 +185,16 @@ def test_failed_send_makes_the_transaction_abortable_and_the_next_one_commits(br
     finally:
         p.close(10)
     assert [v for _, _, v in consume_all(bootstrap, topic, 1, "read_committed")] == [b"ok-after"]
+
+
+def test_transaction_timeout_over_the_brokers_maximum_is_fatal(broker) -> None:
+    from kafkapy.common.errors import KafkaError
+
+    p = KafkaProducer({"bootstrap.servers": broker.bootstrap, "transactional.id": "own-tx-timeout",
+                       "transaction.timeout.ms": 900_001})  # transaction.max.timeout.ms is 900000
+    try:
+        with pytest.raises(KafkaError, match="Unexpected error in InitProducerIdResponse; INVALID_TRANSACTION_TIMEOUT"):
+            p.init_transactions(30)
+        assert p.transaction_manager.state is State.FATAL_ERROR
+    finally:
+        p.close(10)
