@@ -25,21 +25,21 @@ def cluster(cluster_factory):
                                          "offsets.topic.num.partitions": "6"})
 
 
-def describe(cluster) -> dict:
+def describe(cluster, topic: str = TOPIC) -> dict:
     """The topic's {partition: (leader, replicas, isr)}, or {} while the broker asked has no metadata yet."""
     from kafkapy.common.errors import KafkaError
 
     try:
-        return cluster.describe(TOPIC)
+        return cluster.describe(topic)
     except KafkaError:
         return {}
 
 
-def read(cluster, isolation: str, expected: int, timeout_s: float = 60) -> list[bytes]:
+def read(cluster, isolation: str, expected: int, timeout_s: float = 60, topic: str = TOPIC) -> list[bytes]:
     c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"x-{isolation}-{time.monotonic_ns()}",
                   "isolation.level": isolation, "enable.partition.eof": True,
                   "topic.metadata.refresh.interval.ms": 1000})
-    c.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+    c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     out: list[bytes] = []
     eof: set[int] = set()
     deadline = time.monotonic() + timeout_s
@@ -103,3 +103,36 @@ def test_markers_across_brokers_and_leader_failover(cluster) -> None:
     after = read(cluster, "read_committed", 33)
     assert sorted(after) == sorted(committed + [b"after-%d" % part for part in range(PARTITIONS)])
     cluster.brokers[victim].start()
+
+
+def test_kafkapy_transactional_producer_across_brokers(cluster) -> None:
+    """kafkapy's own producer: its transaction coordinator and the partitions' leaders are different brokers."""
+    from kafkapy.client.producer import KafkaProducer
+
+    topic = "xtx-own"
+    admin = cluster.admin()
+    try:
+        admin.create_topics([NewTopic(topic, PARTITIONS, 3)])
+    finally:
+        admin.close()
+    cluster.wait_for(lambda: len(describe(cluster, topic)) == PARTITIONS
+                     and all(len(isr) == 3 for _l, _r, isr in describe(cluster, topic).values()), 60,
+                     what="metadata with full ISRs")
+    assert len({leader for leader, _r, _i in describe(cluster, topic).values()}) > 1
+    p = KafkaProducer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "xtx-own-1", "linger.ms": 5})
+    try:
+        p.init_transactions(60)
+        committed = [b"own-c%02d" % i for i in range(30)]
+        p.begin_transaction()
+        for i, v in enumerate(committed):
+            p.send(topic, v, partition=i % PARTITIONS)
+        p.commit_transaction(60)
+        p.begin_transaction()
+        for i in range(30):
+            p.send(topic, b"own-a%02d" % i, partition=i % PARTITIONS)
+        p.flush(30)
+        p.abort_transaction(60)
+    finally:
+        p.close(30)
+    assert sorted(read(cluster, "read_committed", 30, topic=topic)) == committed
+    assert len(read(cluster, "read_uncommitted", 60, topic=topic)) == 60
