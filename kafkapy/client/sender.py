@@ -200,7 +200,9 @@ class Sender(threading.Thread):
             if self._maybe_send_transactional_request(tm):
                 self._poll(0)
                 return
-            self._adopt_transactional_producer_id(tm)
+            if not self._adopt_transactional_producer_id(tm):
+                self._poll(self.client.retry_backoff_ms)  # until the old epoch's requests are answered
+                return
         if self._need_pid_reset and not self._in_flight:
             # A sequenced batch failed (or the broker lost our sequence): start over with a new
             # producer id, so queued batches get fresh sequences from 0 (Java bumps the epoch).
@@ -287,14 +289,16 @@ class Sender(threading.Thread):
     # ------------------------------------------------------------------------------------------
     # transactions
 
-    def _adopt_transactional_producer_id(self, tm: TransactionManager) -> None:
-        """A new producer id/epoch from InitProducerId (first, or bumped after an abort) restarts sequences."""
+    def _adopt_transactional_producer_id(self, tm: TransactionManager) -> bool:
+        """A new producer id/epoch from InitProducerId (first, or bumped after an abort) restarts sequences;
+        False while requests under the old epoch are still in flight (nothing may be drained meanwhile)."""
         st = self.idempotence
         if tm.has_producer_id() and (st.producer_id, st.producer_epoch) != (tm.producer_id, tm.producer_epoch):
             if self._in_flight:
-                return
+                return False
             self.idempotence = IdempotenceState(tm.producer_id, tm.producer_epoch)
             self.accumulator.reset_sequences()
+        return True
 
     def _maybe_send_transactional_request(self, tm: TransactionManager) -> bool:
         """Kafka's maybeSendAndPollTransactionalRequest: True when a transactional request was handled."""
