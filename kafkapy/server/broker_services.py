@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
     from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
     from kafkapy.server.auth.acl_authorizer import AclAuthorizer
+    from kafkapy.server.auto_topic_creation_manager import AutoTopicCreationManager
     from kafkapy.server.broker_metrics import BrokerMetrics
     from kafkapy.server.feature_control import FinalizedFeatureCache
     from kafkapy.server.kafka_config import KafkaConfig
@@ -52,6 +53,9 @@ class BrokerServices:
     # Producer ids for InitProducerId (shared with the transaction coordinator); made on first use when
     # the server did not set one (apis/producer_ids.producer_id_manager).
     producer_id_manager: ProducerIdManager | None = None
+    # Automatic topic creation (Metadata, FindCoordinator) and its per-broker state; made on first use when the
+    # server did not set one (auto_topic_creation_manager.auto_topic_creation_manager).
+    auto_topic_creation_manager: AutoTopicCreationManager | None = None
     socket_server: SocketServer | None = None
     # Finalized features from the store's /feature node (apis/features.feature_cache makes it on first use).
     feature_cache: FinalizedFeatureCache | None = None

@@ -37,8 +37,8 @@ from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, Off
 from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
 from kafkapy.metrics.registry import MetricsRegistry
 from kafkapy.server.alter_isr_manager import DefaultAlterIsrManager
-from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.auth.acl_authorizer import AclAuthorizer
+from kafkapy.server.auto_topic_creation_manager import AutoTopicCreationManager
 from kafkapy.server.broker_metrics import BrokerMetrics, MeteredAlterIsrManager
 from kafkapy.server.broker_services import BrokerServices
 from kafkapy.server.kafka_apis import KafkaApis
@@ -49,6 +49,7 @@ from kafkapy.server.log_dir_failure_notifier import LogDirFailureNotifier
 from kafkapy.server.network.request_channel import RequestChannel
 from kafkapy.server.network.socket_server import SocketServer
 from kafkapy.server.purgatory import DelayedOperationPurgatory
+from kafkapy.server.purgatory.group_delayed_operation import GroupDelayedOperation
 from kafkapy.server.quota.quota_managers import QuotaManagers
 from kafkapy.server.replica_manager import ReplicaManager, effective_broker_configs
 from kafkapy.storage.log_cleaner import CleanerConfig
@@ -268,6 +269,8 @@ class KafkaServer:
             socket_server=self.socket_server, broker_epoch=self.broker_epoch,
             topic_purgatory=DelayedOperationPurgatory("topic", time, broker_id=self.broker_id),
             authorizer=AclAuthorizer.from_config(config, self.store))
+        self.services.auto_topic_creation_manager = AutoTopicCreationManager(config, self.metadata_cache,
+                                                                             self.controller, time)
         self.services.quotas = QuotaManagers(self.store, config.get_int("quota.window.num"),
                                              config.get_int("quota.window.size.seconds"), time)
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this

@@ -1,22 +1,19 @@
 """Group APIs: FindCoordinator (10, v0-6, batched v4+), JoinGroup (11, v0-9), Heartbeat (12, v0-4),
 LeaveGroup (13, v0-5, batched v3+), SyncGroup (14, v0-5), DescribeGroups (15, v0-6), ListGroups (16, v0-5),
-DeleteGroups (42, v0-2); and GroupDelayedOperation, the adapter that runs the coordinator's delayed
-operations in this broker's purgatories.
+DeleteGroups (42, v0-2).
 
 Handlers translate requests into GroupCoordinator calls and results into responses, version by
 version as Kafka's KafkaApis does. JoinGroup and SyncGroup answer from the coordinator's callback
 (DEFERRED: they wait in the rebalance purgatory, never on a handler thread). FindCoordinator finds the
 leader of the key's __consumer_offsets partition (abs(String.hashCode) % partitions) and asks the
-controller to create the internal topic when it does not exist yet (COORDINATOR_NOT_AVAILABLE meanwhile).
-The broker (kafka_server.py) builds the coordinator with its purgatories and GroupDelayedOperation
-(the coordinator layer cannot import server/).
+AutoTopicCreationManager to create the internal topic when it does not exist yet (COORDINATOR_NOT_AVAILABLE
+meanwhile).
 
 Thread-safety: stateless; responses are sent from whichever thread completes the operation.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
@@ -45,10 +42,9 @@ from kafkapy.protocol.messages import (
     SyncGroupResponse,
 )
 from kafkapy.server.apis.registry import DEFERRED, api
-from kafkapy.server.purgatory import DelayedOperation
+from kafkapy.server.auto_topic_creation_manager import auto_topic_creation_manager
 
 if TYPE_CHECKING:
-    from kafkapy.server.broker_services import BrokerServices
     from kafkapy.server.request_context import RequestContext
 
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
@@ -67,46 +63,12 @@ _ERROR_MESSAGES = {
 
 # -- wiring -----------------------------------------------------------------------------------------------
 
-class GroupDelayedOperation(DelayedOperation):
-    """A server DelayedOperation running a coordinator operation's logic (delayed_join.py, delayed_heartbeat.py)."""
-
-    def __init__(self, delay_ms: int, lock: threading.RLock, logic: Any) -> None:
-        super().__init__(delay_ms, lock)
-        self.logic = logic
-
-    def try_complete(self) -> bool:
-        return self.logic.try_complete(self.force_complete)
-
-    def on_complete(self) -> None:
-        self.logic.on_complete()
-
-    def on_expiration(self) -> None:
-        self.logic.on_expiration()
-
-
 def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     coordinator = ctx.server.group_coordinator
     return coordinator if coordinator is not None and coordinator.is_active else None
 
 
 # -- FindCoordinator ------------------------------------------------------------------------------------
-
-_creating_lock = threading.Lock()
-_last_create_ms: dict[str, int] = {}
-
-
-def _create_internal_topic(services: BrokerServices, topic: str) -> None:
-    """Ask the controller to create an internal topic (at most once a second: the controller answers
-    duplicates with TOPIC_ALREADY_EXISTS; the guard only spares it bursts of identical requests)."""
-    from kafkapy.server.apis.metadata import auto_create_topics
-
-    now = services.time.hi_res_clock_ms()
-    with _creating_lock:
-        if 0 <= now - _last_create_ms.get(topic, -10_000) < 1000:  # another broker's clock may be ahead
-            return
-        _last_create_ms[topic] = now
-    auto_create_topics(services, [topic])
-
 
 def find_coordinator_node(ctx: RequestContext, key_type: int, key: str) -> tuple[int, int, str, int]:
     """(error, node id, host, port) of the coordinator of `key`."""
@@ -131,7 +93,7 @@ def find_coordinator_node(ctx: RequestContext, key_type: int, key: str) -> tuple
     cache = services.metadata_cache
     listener = ctx.request.listener_name
     if not cache.contains_topic(topic):
-        _create_internal_topic(services, topic)
+        auto_topic_creation_manager(services).create_internal_topic(topic)
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     metadata = cache.get_topic_metadata([topic], listener)
     if not metadata or metadata[0].error_code:
@@ -328,4 +290,4 @@ def handle_delete_groups(ctx: RequestContext, request: DeleteGroupsRequest) -> D
     return DeleteGroupsResponse(throttle_time_ms=0, results=results)
 
 
-__all__ = ["GroupDelayedOperation", "find_coordinator_node", "partition_for"]
+__all__ = ["find_coordinator_node", "partition_for"]

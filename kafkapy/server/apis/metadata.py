@@ -25,19 +25,17 @@ from typing import TYPE_CHECKING, Any
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode, InvalidRequestError, InvalidTopicExceptionError
 from kafkapy.common.internal_topics import (
-    GROUP_METADATA_TOPIC_NAME,
     INTERNAL_TOPICS,
-    TRANSACTION_STATE_TOPIC_NAME,
 )
 from kafkapy.controller import topic as topic_rules
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import MetadataRequest, MetadataResponse
 from kafkapy.protocol.types import ZERO_UUID
 from kafkapy.server.apis.registry import api
+from kafkapy.server.auto_topic_creation_manager import auto_topic_creation_manager
 from kafkapy.server.metadata_topic_cache import MetadataTopicCache
 
 if TYPE_CHECKING:
-    from kafkapy.server.broker_services import BrokerServices
     from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
@@ -66,68 +64,6 @@ def cluster_authorized_operations(ctx: RequestContext) -> int:
 def _topic(error: int, name: str | None, topic_id: Any = ZERO_UUID, partitions: list | None = None) -> Any:
     return Resp.MetadataResponseTopic(error_code=int(error), name=name, topic_id=topic_id or ZERO_UUID,
                                       is_internal=name in INTERNAL_TOPICS, partitions=partitions or [])
-
-
-def _auto_create_spec(config: Any, name: str, live_brokers: int) -> tuple[int, int, dict[str, str]]:
-    """(partitions, replication factor, configs) Kafka's AutoTopicCreationManager uses for `name`."""
-    if name == GROUP_METADATA_TOPIC_NAME:
-        return (config.get_int("offsets.topic.num.partitions"),
-                config.internal_topic_replication_factor("offsets.topic.replication.factor", live_brokers),
-                {"cleanup.policy": "compact", "compression.type": "producer",
-                 "segment.bytes": str(config.get_int("offsets.topic.segment.bytes"))})
-    if name == TRANSACTION_STATE_TOPIC_NAME:
-        rf = config.internal_topic_replication_factor("transaction.state.log.replication.factor", live_brokers)
-        # The replication factor is capped by the live brokers (zero-setup single broker); min.isr likewise, or
-        # every acks=-1 coordinator write would fail with NOT_ENOUGH_REPLICAS.
-        min_isr = min(config.get_int("transaction.state.log.min.isr"), rf)
-        return (config.get_int("transaction.state.log.num.partitions"), rf,
-                {"cleanup.policy": "compact", "compression.type": "uncompressed", "unclean.leader.election.enable":
-                 "false", "min.insync.replicas": str(min_isr),
-                 "segment.bytes": str(config.get_int("transaction.state.log.segment.bytes"))})
-    return config.get_int("num.partitions"), config.get_int("default.replication.factor"), {}
-
-
-def auto_create_topics(services: BrokerServices, names: list[str]) -> dict[str, int]:
-    """Ask the controller to create `names` (not waiting); the error code each topic is answered with."""
-    out: dict[str, int] = {}
-    creatable = []
-    live = max(1, len(services.metadata_cache.get_alive_brokers()))
-    for name in names:
-        try:
-            topic_rules.validate(name)
-        except InvalidTopicExceptionError:
-            out[name] = ErrorCode.INVALID_TOPIC_EXCEPTION
-            continue
-        partitions, rf, configs = _auto_create_spec(services.config, name, live)
-        if rf > live and name in INTERNAL_TOPICS:
-            # Cluster mode only (embedded caps the factor): an internal topic created with fewer replicas than
-            # configured would stay that way, so Kafka refuses until enough brokers are up.
-            key = ("offsets.topic.replication.factor" if name == GROUP_METADATA_TOPIC_NAME
-                   else "transaction.state.log.replication.factor")
-            log.error("Number of alive brokers '%d' does not meet the required replication factor '%d' for the %s "
-                      "topic (configured via '%s'). This error can be ignored if the cluster is starting up and not "
-                      "all brokers are up yet.", live, rf,
-                      "offsets" if name == GROUP_METADATA_TOPIC_NAME else "transactions state", key)
-            out[name] = ErrorCode.COORDINATOR_NOT_AVAILABLE
-            continue
-        creatable.append((name, partitions, rf, None, configs))
-        out[name] = ErrorCode.LEADER_NOT_AVAILABLE
-    controller = services.controller
-    if creatable and controller is not None:
-        future = controller.create_topics(creatable)
-
-        def logged(f: Any) -> None:
-            try:
-                for name, result in f.result().items():
-                    if result.error is not None and result.error.code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                        log.info("Auto-creation of topic %s failed: %s", name, result.error)
-                    elif result.error is None:
-                        log.info("Auto-created topic %s with %d partitions", name, result.num_partitions)
-            except Exception as e:  # noqa: BLE001 - the answer was already sent; only log
-                log.info("Auto-creation of topics %s failed: %s", [c[0] for c in creatable], e)
-
-        future.add_done_callback(logged)
-    return out
 
 
 def metadata_error_response(request: MetadataRequest, version: int, code: int) -> MetadataResponse:
@@ -197,7 +133,8 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
                 may_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_if_denied=False)
                 create_denied = [] if may_create else [
                     n for n in missing if not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, n)]
-                errors = auto_create_topics(services, [n for n in missing if n not in create_denied])
+                errors = auto_topic_creation_manager(services).create_topics(
+                    [n for n in missing if n not in create_denied])
                 errors.update((n, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in create_denied)
             else:
                 errors = {}

@@ -84,12 +84,13 @@ def api(api_key: int, min_version: int, max_version: int, error_response: ErrorR
 
 
 def load_handlers() -> dict[int, ApiSpec]:
+    """Import every handler module. One that is missing or fails to import stops start-up with its error
+    (a broker silently lacking an API would answer UNSUPPORTED_VERSION for it)."""
     for name in HANDLER_MODULES:
         try:
             importlib.import_module(f"kafkapy.server.apis.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"kafkapy.server.apis.{name}":
-                raise
+        except Exception as e:
+            raise ImportError(f"The request handler module kafkapy.server.apis.{name} failed to import: {e!r}") from e
     return _REGISTRY
 
 

@@ -15,8 +15,8 @@ from kafkapy.coordinator.group_membership import GroupConfig
 from kafkapy.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafkapy.record.batch_header import write_base_offset
 from kafkapy.record.memory_records import MemoryRecords
-from kafkapy.server.apis.groups import GroupDelayedOperation
 from kafkapy.server.purgatory import DelayedOperationPurgatory
+from kafkapy.server.purgatory.group_delayed_operation import GroupDelayedOperation
 
 TOPIC = "__consumer_offsets"
 
