@@ -264,22 +264,28 @@ class TransactionManager:
             self._enqueue(handler)
             return handler.result
 
+    def _fail_if_not_ready_for_send(self) -> None:
+        """Kafka's failIfNotReadyForSend: what send() says before a record is buffered."""
+        if self.has_error():
+            raise KafkaError("Cannot perform send because at least one previous transactional or idempotent "
+                             f"request has failed with errors: {self.last_error}") from self.last_error
+        if self.is_transactional():
+            if not self.has_producer_id():
+                raise IllegalStateError("Cannot perform a 'send' before completing a call to initTransactions when "
+                                        "transactions are enabled.")
+            if self.state is not State.IN_TRANSACTION:
+                raise IllegalStateError(f"Cannot call send in state {self.state.value}")
+
     def maybe_add_partition(self, tp: TopicPartition) -> None:
         # Per record on the sending thread: a partition already in the open transaction needs no lock.
         if (self.state is State.IN_TRANSACTION and self._pending_transition is None
                 and (tp in self.partitions_in_transaction or tp in self.new_partitions or tp in self.pending_partitions)):
             return
         with self._lock:
-            self._maybe_fail_with_error()
+            self._fail_if_not_ready_for_send()
             self._throw_if_pending_state("send")
             if not self.is_transactional():
                 return
-            if not self.has_producer_id():
-                raise IllegalStateError(f"Cannot add partition {tp} to transaction before completing a call to "
-                                        "initTransactions")
-            if self.state is not State.IN_TRANSACTION:
-                raise IllegalStateError(f"Cannot add partition {tp} to transaction while in state  "
-                                        f"{self.state.value}")
             if tp in self.partitions_in_transaction or tp in self.new_partitions or tp in self.pending_partitions:
                 return
             log.debug("Begin adding new partition %s to transaction", tp)

@@ -121,7 +121,7 @@ def test_init_retries_coordinator_loading_and_concurrent_transactions():
 
 def test_add_partitions_batched_and_send_gated_until_added():
     tm = initialized()
-    with pytest.raises(IllegalStateError, match="while in state  READY"):
+    with pytest.raises(IllegalStateError, match="^Cannot call send in state READY$"):
         tm.maybe_add_partition(TP0)
     tm.begin_transaction()
     for tp in (TP0, TP1, TP0, TP2):
@@ -291,6 +291,12 @@ def test_abortable_error_fails_queued_requests_but_not_coordinator_lookups():
     assert isinstance(result.error, ConcurrentTransactionsError)
     tm.lookup_coordinator(1, "tx")
     assert isinstance(tm.next_request(False), FindCoordinatorHandler)
+
+
+def test_send_before_init_transactions_is_refused():
+    with pytest.raises(IllegalStateError, match="Cannot perform a 'send' before completing a call to "
+                       "initTransactions when transactions are enabled."):
+        TransactionManager("tx").maybe_add_partition(TP0)
 
 
 def test_non_transactional_manager_refuses_transactional_calls():
