@@ -329,11 +329,27 @@ class PathMetadataStore(MetadataStore):
 
     def get_partition_states(self, topic: str) -> dict[int, LeaderIsrAndControllerEpoch]:
         out: dict[int, LeaderIsrAndControllerEpoch] = {}
-        for child in self._children(zk_data.topic_partitions_path(topic)):
-            node = self._get(zk_data.partition_state_path(topic, int(child)))
+        partitions = [int(child) for child in self._children(zk_data.topic_partitions_path(topic))]
+        nodes = self._get_many([zk_data.partition_state_path(topic, p) for p in partitions])
+        for partition, node in zip(partitions, nodes, strict=True):
             if node is not None:
-                out[int(child)] = partition_state_from_json(node[0], node[1].version)
+                out[partition] = partition_state_from_json(node[0], node[1].version)
         return dict(sorted(out.items()))
+
+    def _get_many(self, paths: list[str]) -> list[tuple[Any, Stat] | None]:
+        """_get of each path; a ZooKeeper backend pipelines them."""
+        return [self._get(path) for path in paths]
+
+    def _multi_each(self, transactions: list[list[Op]]) -> list[list[Stat | None] | MetadataStoreError]:
+        """_multi of each transaction on its own (a failed one yields its error); a ZooKeeper backend
+        pipelines them."""
+        out: list[list[Stat | None] | MetadataStoreError] = []
+        for ops in transactions:
+            try:
+                out.append(self._multi(ops))
+            except MetadataStoreError as e:
+                out.append(e)
+        return out
 
     def create_partition_states(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]
                                 ) -> dict[TopicPartition, LeaderAndIsr | MetadataStoreError]:
@@ -370,16 +386,12 @@ class PathMetadataStore(MetadataStore):
         if not self.cluster_mode or version is None:
             return self._each(ops)
         results: list[Stat | None | MetadataStoreError] = []
-        for op in ops:
-            try:
-                results.append(self._multi([Check(zk_data.CONTROLLER_EPOCH_PATH, version), op])[1])
-            except BadVersionError as e:
+        for outcome in self._multi_each([[Check(zk_data.CONTROLLER_EPOCH_PATH, version), op] for op in ops]):
+            if isinstance(outcome, BadVersionError):
                 node = self._get(zk_data.CONTROLLER_EPOCH_PATH)
                 if node is None or node[1].version != version:
                     raise ControllerMovedError(f"/controller_epoch moved past zkVersion {version}") from None
-                results.append(e)
-            except MetadataStoreError as e:
-                results.append(e)
+            results.append(outcome if isinstance(outcome, MetadataStoreError) else outcome[1])
         return results
 
     # -- producer id blocks ----------------------------------------------------------------------------------

@@ -249,6 +249,27 @@ class ZkMetadataStore(PathMetadataStore):
                 results.append(e)
         return results
 
+    def _get_many(self, paths: list[str]) -> list[tuple[Any, Stat] | None]:
+        try:
+            nodes = self._client.get_many(paths)
+        except ZkError as e:
+            raise _map_error(e, e.path or (paths[0] if paths else "/")) from None
+        return [None if node is None else (decode_json(node[0]), _short(node[1])) for node in nodes]
+
+    def _multi_each(self, transactions: list[list[Op]]) -> list[list[Stat | None] | MetadataStoreError]:
+        """Pipelined when no op creates a node (a Create needs its parent made and its Stat read: sequential)."""
+        if len(transactions) < 2 or any(isinstance(op, Create) or (isinstance(op, Delete) and op.recursive)
+                                        for ops in transactions for op in ops):
+            return super()._multi_each(transactions)
+        out: list[list[Stat | None] | MetadataStoreError] = []
+        for ops, result in zip(transactions, self._client.multi_many([[self._zk_op(op) for op in ops]
+                                                                      for ops in transactions]), strict=True):
+            if isinstance(result, ZkError):
+                out.append(_map_error(result, result.path or ops[0].path))
+            else:
+                out.append([_short(r) if isinstance(op, SetData) else None for op, r in zip(ops, result, strict=True)])
+        return out
+
     def _watch_children(self, path: str, callback: Callable[[], None]) -> None:
         self._client.watch_children(path, callback)
 

@@ -341,11 +341,7 @@ class KafkaZkClient:
     def set_acls(self, path: str, acls: Sequence[ZkAcl], version: int = -1) -> ZkStat:
         return _stat(self._call(self._zk.set_acls, path, path, _kazoo_acls(acls), version))
 
-    def multi(self, ops: Sequence[ZkOp]) -> list[Any]:
-        """Apply every op or none (a ZooKeeper multi). Raises the ZkError of the first failed op; returns each
-        op's result (the created path, a Stat for set, True for delete and check)."""
-        if not ops:
-            return []
+    def _transaction(self, ops: Sequence[ZkOp]) -> Any:
         tx = self._zk.transaction()
         for op in ops:
             if isinstance(op, ZkCreate):
@@ -356,13 +352,65 @@ class KafkaZkClient:
                 tx.delete(op.path, op.version)
             else:
                 tx.check(op.path, op.version)
-        results = self._call(tx.commit, ops[0].path)
+        return tx
+
+    def multi(self, ops: Sequence[ZkOp]) -> list[Any]:
+        """Apply every op or none (a ZooKeeper multi). Raises the ZkError of the first failed op; returns each
+        op's result (the created path, a Stat for set, True for delete and check)."""
+        if not ops:
+            return []
+        results = self._call(self._transaction(ops).commit, ops[0].path)
         for op, result in zip(ops, results, strict=False):
             if isinstance(result, Exception) and not isinstance(result, RolledBackError):
                 raise _error(result, op.path)
         if any(isinstance(r, Exception) for r in results):
             raise ZkError(f"transaction rolled back: {results}", ops[0].path)
         return [_stat(r) if isinstance(op, ZkSetData) else r for op, r in zip(ops, results, strict=True)]
+
+    def get_many(self, paths: Sequence[str]) -> list[tuple[bytes | None, ZkStat] | None]:
+        """Each path's node (None when absent), the requests pipelined on the session as Kafka's
+        KafkaZkClient.retryRequestsUntilConnected sends them: one round trip's wait for all, not one each.
+        A request lost to a connection loss is redone on its own (through the retry policy)."""
+        pending = [(path, self._zk.get_async(path)) for path in paths]
+        out: list[tuple[bytes | None, ZkStat] | None] = []
+        for path, result in pending:
+            try:
+                data, stat = result.get()
+            except NoNodeError:
+                out.append(None)
+                continue
+            except KazooException:
+                out.append(self.get_or_none(path))
+                continue
+            out.append((data, _stat(stat)))
+        return out
+
+    def multi_many(self, transactions: Sequence[Sequence[ZkOp]]) -> list[list[Any] | ZkError]:
+        """Many independent transactions (as `multi`), pipelined: ZooKeeper commits them in order and groups
+        their log writes. Each gives its results or its ZkError; a transaction lost to a connection loss is
+        redone on its own."""
+        pending = []
+        for ops in transactions:
+            pending.append((ops, self._transaction(ops).commit_async()))
+        out: list[list[Any] | ZkError] = []
+        for ops, result in pending:
+            try:
+                results = result.get()
+            except KazooException:
+                try:
+                    out.append(self.multi(ops))
+                except ZkError as e:
+                    out.append(e)
+                continue
+            failed = [(op, r) for op, r in zip(ops, results, strict=False)
+                      if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+            if failed:
+                out.append(_error(failed[0][1], failed[0][0].path))
+            elif any(isinstance(r, Exception) for r in results):
+                out.append(ZkError(f"transaction rolled back: {results}", ops[0].path))
+            else:
+                out.append([_stat(r) if isinstance(op, ZkSetData) else r for op, r in zip(ops, results, strict=True)])
+        return out
 
     # -- watches --------------------------------------------------------------------------------------------
 
