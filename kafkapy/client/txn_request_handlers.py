@@ -14,7 +14,7 @@ lock.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkapy.client.errors import error_from_code
 from kafkapy.client.group_offsets import OffsetAndMetadata
@@ -29,7 +29,33 @@ from kafkapy.protocol.messages.init_producer_id import InitProducerIdRequest
 from kafkapy.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 
 if TYPE_CHECKING:
-    from kafkapy.client.transaction_manager import TransactionManager
+    import threading
+
+
+class TransactionManager(Protocol):
+    """What a handler reads and calls on the producer's TransactionManager (client/transaction_manager.py,
+    which imports this module: the handlers see it through this interface, so the two stay acyclic)."""
+
+    transactional_id: str | None
+    transaction_timeout_ms: int
+    retry_backoff_ms: int
+    _lock: threading.RLock
+    state: State
+    last_error: BaseException | None
+    producer_id: int
+    producer_epoch: int
+    pending_partitions: set[TopicPartition]
+    partitions_in_transaction: set[TopicPartition]
+    transaction_started: bool
+    epoch_bump_required: bool
+
+    def transition_to(self, target: State, error: BaseException | None = None) -> None: ...
+    def transition_to_abortable_error(self, error: BaseException) -> None: ...
+    def transition_to_fatal_error(self, error: BaseException) -> None: ...
+    def set_coordinator(self, key_type: int, node: tuple[int, str, int]) -> None: ...
+    def lookup_coordinator(self, key_type: int, key: str) -> None: ...
+    def complete_transaction(self) -> None: ...
+    def _enqueue(self, handler: TxnRequestHandler) -> None: ...
 
 log = logging.getLogger(__name__)
 
