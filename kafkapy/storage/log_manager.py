@@ -5,7 +5,8 @@ Per log dir (record-format.md section 10): `recovery-point-offset-checkpoint`, `
 `.kafka_cleanshutdown` marker (written at shutdown, removed at startup) and a `.lock` file held with a
 POSIX lock while the broker runs. Partition dirs are `<topic>-<partition>`; a deleted partition is renamed
 `<topic>-<partition>.<32-hex uuid>-delete` and removed after file.delete.delay.ms; `-stray` dirs are left
-alone. Startup after an unclean shutdown recovers segments past each log's recovery point.
+alone. Startup after an unclean shutdown recovers segments past each log's recovery point; a dir's logs load
+on num.recovery.threads.per.data.dir threads (Kafka's default 1), each topic's LogConfig built once.
 Retention (cleanup_logs) and flushing (flush_dirty_logs) are driven by the server calling in with the time.
 
 JBOD (Kafka's LogManager): a replica moving to another log dir (AlterReplicaLogDirs) gets a future log in
@@ -33,6 +34,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafkapy.common.errors import LogDirNotFoundError, ReplicaNotAvailableError
@@ -175,6 +177,12 @@ class LogManager:
             log.warning("Error reading %s of %s, resetting to 0: %s", name, dir_, exc)
             return {}
 
+    def _recovery_threads(self) -> int:
+        try:
+            return max(1, int(self.broker_defaults.get("num.recovery.threads.per.data.dir", 1)))
+        except (TypeError, ValueError):
+            return 1
+
     def _load_future_log(self, dir_: str, name: str) -> None:
         """A move interrupted by a stop resumes (Kafka loads `-future` dirs as future logs): the future log is
         registered when the partition's current log is in another dir; otherwise the dir is left alone."""
@@ -198,6 +206,7 @@ class LogManager:
         recovery_points = self._read_checkpoint(dir_, RECOVERY_POINT_CHECKPOINT_FILE)
         start_offsets = self._read_checkpoint(dir_, LOG_START_OFFSET_CHECKPOINT_FILE)
         futures: list[tuple[str, str]] = []
+        found: list[tuple[TopicPartition, str]] = []
         for name in sorted(os.listdir(dir_)):
             path = os.path.join(dir_, name)
             if not os.path.isdir(path) or name.startswith("."):
@@ -216,8 +225,26 @@ class LogManager:
             except ValueError:
                 log.warning("Ignoring %s: not in the form topic-partition", path)
                 continue
-            loaded = Log.open(path, self._topic_config(tp.topic), self.time, start_offsets.get(tp, 0),
-                              recovery_points.get(tp, 0), clean)
+            found.append((tp, path))
+        configs: dict[str, LogConfig] = {}  # one LogConfig per topic, not one per partition
+        for tp, _path in found:
+            if tp.topic not in configs:
+                configs[tp.topic] = self._topic_config(tp.topic)
+
+        def load(item: tuple[TopicPartition, str]) -> Log:
+            tp, path = item
+            return Log.open(path, configs[tp.topic], self.time, start_offsets.get(tp, 0), recovery_points.get(tp, 0),
+                            clean)
+
+        threads = min(self._recovery_threads(), len(found))
+        if threads > 1:
+            # Kafka's num.recovery.threads.per.data.dir: a dir's logs load on that many threads; opening
+            # files and mapping indexes wait on the kernel outside the GIL.
+            with ThreadPoolExecutor(threads, thread_name_prefix=f"log-recovery-{dir_}") as pool:
+                loaded_logs = list(pool.map(load, found))
+        else:
+            loaded_logs = [load(item) for item in found]
+        for (tp, path), loaded in zip(found, loaded_logs, strict=True):
             if tp in self._logs:
                 raise KafkaStorageError(f"Duplicate log directories for {tp} are found in both "
                                         f"{self._logs[tp].dir} and {path}.")
