@@ -15,39 +15,15 @@ import logging
 import os
 import stat
 
+from kafkapy.common.atomic_file import atomic_write
+
 log = logging.getLogger(__name__)
 
 PRIVATE_MODE = 0o600
 
 
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on directories; the rename is still atomic
-    finally:
-        os.close(fd)
-
-
 def write_private_file(path: str, data: bytes, fsync: bool = True) -> None:
-    tmp = path + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), PRIVATE_MODE)
-    try:
-        os.fchmod(fd, PRIVATE_MODE)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    if fsync:
-        _fsync_dir(os.path.dirname(os.path.abspath(path)))
+    atomic_write(path, data, fsync, mode=PRIVATE_MODE, force_mode=True)
 
 
 def tighten_private_file(path: str) -> None:

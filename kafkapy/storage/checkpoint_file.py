@@ -5,7 +5,7 @@ Byte format (record-format.md section 10), UTF-8 lines ending in "\\n":
   `topic partition offset` for recovery-point-offset-checkpoint, replication-offset-checkpoint,
   log-start-offset-checkpoint and cleaner-offset-checkpoint; `epoch startOffset` for leader-epoch-checkpoint.
   `partition.metadata`: "version: 0\\ntopic_id: <22-char URL-safe base64 uuid>\\n".
-Writes go to `<name>.tmp`, are fsynced, renamed over the old file, and the directory is fsynced.
+Writes go through common/atomic_file.py: `<name>.tmp`, fsync, rename over the old file, fsync the directory.
 A malformed file raises KafkaStorageError (Kafka's IOException -> KAFKA_STORAGE_ERROR).
 Thread-safety: each CheckpointFile serialises its own reads and writes with a lock.
 """
@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
+from kafkapy.common.atomic_file import atomic_write
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.storage.errors import KafkaStorageError
 
@@ -27,7 +28,6 @@ __all__ = [
     "OffsetCheckpointFile",
     "LeaderEpochCheckpointFile",
     "PartitionMetadataFile",
-    "atomic_write",
     "uuid_to_kafka_string",
     "uuid_from_kafka_string",
     "RECOVERY_POINT_CHECKPOINT_FILE",
@@ -46,37 +46,6 @@ LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
 PARTITION_METADATA_FILE = "partition.metadata"
 
 T = TypeVar("T")
-
-
-def fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on directories; the rename is still atomic
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str, data: bytes, fsync: bool = True) -> None:
-    """Write `path` via `path.tmp` + fsync + rename, as Kafka's atomicMoveWithFallback does."""
-    tmp = path + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    if fsync:
-        fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
 class CheckpointFile(Generic[T]):

@@ -16,7 +16,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from kafkapy.storage.checkpoint_file import atomic_write, uuid_from_kafka_string, uuid_to_kafka_string
+from kafkapy.common.atomic_file import atomic_write
+from kafkapy.storage.checkpoint_file import uuid_from_kafka_string, uuid_to_kafka_string
 from kafkapy.storage.errors import KafkaStorageError
 
 __all__ = [
