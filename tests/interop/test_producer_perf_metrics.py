@@ -4,7 +4,6 @@ extra's jars; javac from the Makefile's test-deps) reports after sending to the 
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
@@ -19,16 +18,8 @@ CLIENT_ID = "perf-producer-client"
 
 
 @pytest.fixture(scope="module")
-def java_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
-    spec = importlib.util.find_spec("pyflink")
-    assert spec is not None and spec.submodule_search_locations, "pip install -e '.[test]' (the Java client jars)"
-    lib = Path(list(spec.submodule_search_locations)[0]) / "lib"
-    jars = [str(lib / f"{name}.jar") for name in JARS]
-    out = tmp_path_factory.mktemp("java-metrics")
-    compiled = subprocess.run(["javac", "-d", str(out), "-cp", ":".join(jars), str(HERE / "ProducerMetricNames.java")],
-                              capture_output=True, text=True, timeout=120)
-    assert compiled.returncode == 0, compiled.stderr
-    return ":".join([str(out), *jars])
+def java_classpath(compile_java) -> str:
+    return compile_java(HERE / "ProducerMetricNames.java", JARS)
 
 
 def test_print_metrics_names_are_the_java_producers(kafkapy_broker, java_classpath) -> None:

@@ -8,7 +8,6 @@ JavaSecurityCheck.java is compiled once per module (javac: Debian's openjdk-17-j
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import threading
@@ -31,16 +30,8 @@ SECURED = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCall
 
 
 @pytest.fixture(scope="module")
-def java_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
-    spec = importlib.util.find_spec("pyflink")
-    assert spec is not None and spec.submodule_search_locations, "pip install -e '.[test]' (the Java client jars)"
-    lib = Path(list(spec.submodule_search_locations)[0]) / "lib"
-    jars = [str(lib / f"{name}.jar") for name in JARS]
-    out = tmp_path_factory.mktemp("java-classes")
-    compiled = subprocess.run(["javac", "-d", str(out), "-cp", ":".join(jars), str(HERE / "JavaSecurityCheck.java")],
-                              capture_output=True, text=True, timeout=120)
-    assert compiled.returncode == 0, compiled.stderr
-    return ":".join([str(out), *jars])
+def java_classpath(compile_java) -> str:
+    return compile_java(HERE / "JavaSecurityCheck.java", JARS)
 
 
 @pytest.fixture(scope="module")
