@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-from bench_transactions import free_port, start_broker
+from bench_support import free_port, stop_process
+from bench_transactions import start_broker
 
 
 def perf_test(bootstrap: str, topic: str, records: int, size: int, extra: list[str]) -> tuple[float, str]:
@@ -55,11 +56,7 @@ def main() -> int:
             m = statistics.median(values)
             print(f"median {mode}: {m:,.0f} records/s ({m * args.size / 1e6:.1f} MB/s)")
     finally:
-        broker.terminate()
-        try:
-            broker.wait(30)
-        except subprocess.TimeoutExpired:
-            broker.kill()
+        stop_process(broker)
         shutil.rmtree(log_dir, ignore_errors=True)
     return 0
 

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import tempfile
 import threading
 import time
 
+from bench_support import stop_process
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -134,12 +134,7 @@ def main() -> None:
                 print(f"{heartbeat_ms:>22} {n:>8} {statistics.median(first):>19.3f} / {max(first):.3f} "
                       f"{statistics.median(every):>19.3f} / {max(every):.3f}")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc)
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from bench_support import free_port, stop_process
 
 PYTHON = sys.executable
 DEADLINE_S = 30.0
@@ -51,12 +52,6 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def exec_to_accepting(tree: str | None = None) -> tuple[float, float]:
@@ -79,12 +74,7 @@ def exec_to_accepting(tree: str | None = None) -> tuple[float, float]:
                         raise RuntimeError(f"broker did not start (exit {proc.poll()})") from None
                     time.sleep(0.002)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
     return elapsed, cpu
 
 

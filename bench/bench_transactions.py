@@ -20,14 +20,9 @@ import sys
 import tempfile
 import time
 
+from bench_support import free_port, stop_process
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_broker(log_dir: str, port: int) -> subprocess.Popen:
@@ -108,11 +103,7 @@ def main() -> int:
               f"{args.per_txn} records per transaction")
         print(f"transactional / idempotent:   {t / i:.2f}")
     finally:
-        broker.terminate()
-        try:
-            broker.wait(30)
-        except subprocess.TimeoutExpired:
-            broker.kill()
+        stop_process(broker)
         shutil.rmtree(log_dir, ignore_errors=True)
     return 0
 
