@@ -57,7 +57,7 @@ class BrokerServices:
     # server did not set one (auto_topic_creation_manager.auto_topic_creation_manager).
     auto_topic_creation_manager: AutoTopicCreationManager | None = None
     socket_server: SocketServer | None = None
-    # Finalized features from the store's /feature node (apis/features.feature_cache makes it on first use).
+    # Finalized features from the store's /feature node (apis/handler_support.feature_cache makes it on first use).
     feature_cache: FinalizedFeatureCache | None = None
     # Client quotas (produce / fetch bytes, request time); None until the broker has built them.
     quotas: QuotaManagers | None = None

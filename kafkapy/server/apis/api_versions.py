@@ -40,7 +40,7 @@ def handle_api_versions(ctx, request: ApiVersionsRequest) -> ApiVersionsResponse
 
 def add_features(services, response: ApiVersionsResponse) -> None:
     """ApiVersions v3+: the broker's supported features and the finalized ones with their epoch (KIP-584)."""
-    from kafkapy.server.apis.features import feature_cache
+    from kafkapy.server.apis.handler_support import feature_cache
     from kafkapy.server.feature_control import SUPPORTED_FEATURES
 
     response.supported_features = [

@@ -39,9 +39,12 @@ from kafkapy.protocol.messages import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-from kafkapy.server.apis.metadata import cluster_authorized_operations
+from kafkapy.server.apis.handler_support import (
+    cluster_authorized_operations,
+    controller_of,
+    respond_after_controller,
+)
 from kafkapy.server.apis.registry import api
-from kafkapy.server.apis.topics import controller_of, respond_after_controller
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from kafkapy.protocol.messages import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
+from kafkapy.server.apis.handler_support import config_helper, controller_of, respond_after_controller
 from kafkapy.server.apis.registry import api
-from kafkapy.server.apis.topics import config_helper, controller_of, respond_after_controller
 from kafkapy.server.config_describer import (
     OP_APPEND,
     OP_DELETE,

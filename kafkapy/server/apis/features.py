@@ -10,41 +10,23 @@ Thread-safety: the FinalizedFeatureCache is made once under a lock and is thread
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import UpdateFeaturesRequest, UpdateFeaturesResponse
+from kafkapy.server.apis.handler_support import controller_of, feature_cache
 from kafkapy.server.apis.registry import api
-from kafkapy.server.apis.topics import controller_of
 from kafkapy.server.feature_control import (
     SAFE_DOWNGRADE,
     UPGRADE,
     FeatureUpdateItem,
-    FinalizedFeatureCache,
     validate_updates,
 )
 
 if TYPE_CHECKING:
-    from kafkapy.server.broker_services import BrokerServices
     from kafkapy.server.request_context import RequestContext
-
-_lock = threading.Lock()
-
-
-def feature_cache(services: BrokerServices) -> FinalizedFeatureCache | None:
-    """The broker's FinalizedFeatureCache over its controller's store (None without a controller)."""
-    cache = services.feature_cache
-    if cache is None and services.controller is not None:
-        with _lock:
-            cache = services.feature_cache
-            if cache is None:
-                cache = FinalizedFeatureCache(services.controller.store)
-                services.feature_cache = cache
-    return cache
-
 
 def _top_level(code: int, message: str | None = None) -> UpdateFeaturesResponse:
     return UpdateFeaturesResponse(throttle_time_ms=0, error_code=code, error_message=message, results=[])

@@ -31,6 +31,7 @@ from kafkapy.controller import topic as topic_rules
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import MetadataRequest, MetadataResponse
 from kafkapy.protocol.types import ZERO_UUID
+from kafkapy.server.apis.handler_support import cluster_authorized_operations
 from kafkapy.server.apis.registry import api
 from kafkapy.server.auto_topic_creation_manager import auto_topic_creation_manager
 from kafkapy.server.metadata_topic_cache import MetadataTopicCache
@@ -52,13 +53,6 @@ def _topic_cache(metadata_cache: Any) -> MetadataTopicCache:
     if found is None:
         found = _TOPIC_CACHES.setdefault(metadata_cache, MetadataTopicCache(metadata_cache))
     return found
-
-
-def cluster_authorized_operations(ctx: RequestContext) -> int:
-    """Kafka's rule for Metadata v8-10 and DescribeCluster: 0 without DESCRIBE on the cluster, else the bit set."""
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):
-        return 0
-    return ctx.authorized_operations(ResourceType.CLUSTER)
 
 
 def _topic(error: int, name: str | None, topic_id: Any = ZERO_UUID, partitions: list | None = None) -> Any:

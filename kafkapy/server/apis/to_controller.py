@@ -22,8 +22,8 @@ from kafkapy.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
 )
+from kafkapy.server.apis.handler_support import controller_of, respond_after_controller
 from kafkapy.server.apis.registry import api
-from kafkapy.server.apis.topics import controller_of, respond_after_controller
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:

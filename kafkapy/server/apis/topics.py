@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
     InvalidRequestError,
     KafkaError,
-    NotControllerError,
     TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownServerError,
@@ -41,72 +40,19 @@ from kafkapy.protocol.messages import (
     DeleteTopicsResponse,
 )
 from kafkapy.protocol.types import ZERO_UUID
-from kafkapy.server.apis import registry
-from kafkapy.server.apis.registry import DEFERRED, api
-from kafkapy.server.config_describer import ConfigHelper
-from kafkapy.server.purgatory.delayed_controller_operation import complete_when_done, controller_result
+from kafkapy.server.apis.handler_support import (
+    config_helper,
+    controller_of,
+    respond_after_controller,
+)
+from kafkapy.server.apis.registry import api
+from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
 
 log = logging.getLogger("kafka.server.KafkaApis")
 AUTHORIZATION_FAILED = "Authorization failed."
-
-
-# -- shared by the admin handlers ----------------------------------------------------------------------------
-
-def controller_of(ctx: RequestContext) -> Any:
-    controller = ctx.server.controller
-    if controller is None:
-        raise NotControllerError("This broker has no active controller.")
-    return controller
-
-
-def wait_ms_for(ctx: RequestContext, timeout_ms: int) -> int:
-    """How long a handler waits for the controller: the request's timeout, or request.timeout.ms if <= 0."""
-    return timeout_ms if timeout_ms > 0 else ctx.server.config.get_int("request.timeout.ms")
-
-
-def _error_body(request: Any, version: int, code: int) -> Any:
-    """The whole-request error answer of a controller-bound api (each registers its error_response)."""
-    spec = registry.get(request.API_KEY)
-    if spec is None or spec.error_response is None:
-        raise RuntimeError(f"{type(request).__name__} has no registered error response")
-    return spec.error_response(request, version, code)
-
-
-def respond_after_controller(ctx: RequestContext, request: Any, futures: list[concurrent.futures.Future], timeout_ms: int,
-                             build: Callable[[], Any]) -> Any:
-    """Answer once the controller's futures are done (or the request times out) without holding this handler
-    thread: `build()` makes the response from the finished futures (read them with `controller_result`)."""
-
-    def finish() -> None:
-        try:
-            body = build()
-        except KafkaError as e:
-            body = _error_body(request, ctx.api_version, e.code)
-        except Exception:
-            log.exception("Could not answer %s v%d", type(request).__name__, ctx.api_version)
-            body = _error_body(request, ctx.api_version, UnknownServerError.code)
-        try:
-            ctx.respond(body)
-        except Exception:  # a completion thread must never die of one client's response
-            log.exception("Could not send the %s response", type(request).__name__)
-
-    complete_when_done(ctx.server.topic_purgatory, futures, wait_ms_for(ctx, timeout_ms), finish)
-    return DEFERRED
-
-
-def config_helper(ctx: RequestContext) -> ConfigHelper:
-    """A ConfigHelper over this broker's static config and its stored dynamic broker configs."""
-    controller = ctx.server.controller
-    broker_id = ctx.server.config.broker_id
-    dynamic_broker: dict[str, str] = {}
-    dynamic_default: dict[str, str] = {}
-    if controller is not None:
-        dynamic_broker = controller.broker_config_overrides(broker_id)
-        dynamic_default = controller.broker_config_overrides(None)
-    return ConfigHelper(ctx.server.config, dynamic_broker, dynamic_default)
 
 
 def _duplicates(names: Iterable[str | None]) -> set[str]:
