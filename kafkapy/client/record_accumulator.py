@@ -261,11 +261,7 @@ class RecordAccumulator:
         if size is None:
             size = estimate_record_size_upper_bound(key, value, headers)
         with self._lock:
-            if self._closed:
-                raise KafkaError("Producer closed while send in progress")
-            dq = self._batches.get(tp)
-            if dq is None:
-                dq = self._batches[tp] = deque()
+            dq = self._deque_locked(tp)
             if dq:
                 last = dq[-1]
                 limit = self._limits.get(tp.topic, self.batch_size)
@@ -276,16 +272,12 @@ class RecordAccumulator:
                     full = len(dq) > 1 or last.builder.estimated_size_in_bytes() >= limit
                     return fut, full, False
                 last.closed = True
-            self._reserve_memory(max_block_ms)
             builder = MemoryRecordsBuilder(compression=self.compression, compression_level=self.compression_level)
-            batch = ProducerBatch(tp, builder, self._time.milliseconds())
-            batch.buffer_bytes = self.batch_size
+            batch = self._enqueue_new_batch_locked(tp, dq, builder, max_block_ms)
             fut = batch.try_append(timestamp, key, value, headers, self._limits.get(tp.topic, self.batch_size), size)
             assert fut is not None  # the first record always fits
             if callback is not None:
                 batch.callbacks.append((0, callback))
-            dq.append(batch)
-            self._incomplete.add(batch)
             return fut, len(dq) > 1, True
 
     def append_batch(
@@ -295,24 +287,34 @@ class RecordAccumulator:
         """Queue a builder filled elsewhere (e.g. a columnar encoder) as one closed batch behind the
         partition's open batches; its future / callback carry the first record's metadata."""
         with self._lock:
-            if self._closed:
-                raise KafkaError("Producer closed while send in progress")
-            dq = self._batches.get(tp)
-            if dq is None:
-                dq = self._batches[tp] = deque()
+            dq = self._deque_locked(tp)
             if dq:
                 dq[-1].closed = True
-            self._reserve_memory(max_block_ms)
-            batch = ProducerBatch(tp, builder, self._time.milliseconds())
-            batch.buffer_bytes = self.batch_size
+            batch = self._enqueue_new_batch_locked(tp, dq, builder, max_block_ms)
             batch.closed = True
             fut = FutureRecordMetadata(batch.result, 0, timestamp, -1, -1)
             batch.records.append(fut)
             if callback is not None:
                 batch.callbacks.append((0, callback))
-            dq.append(batch)
-            self._incomplete.add(batch)
             return fut
+
+    def _deque_locked(self, tp: TopicPartition) -> deque[ProducerBatch]:
+        if self._closed:
+            raise KafkaError("Producer closed while send in progress")
+        dq = self._batches.get(tp)
+        if dq is None:
+            dq = self._batches[tp] = deque()
+        return dq
+
+    def _enqueue_new_batch_locked(self, tp: TopicPartition, dq: deque[ProducerBatch], builder: MemoryRecordsBuilder,
+                                  max_block_ms: int) -> ProducerBatch:
+        """A new batch at the tail of dq, once batch.size bytes of buffer.memory are reserved (may block)."""
+        self._reserve_memory(max_block_ms)
+        batch = ProducerBatch(tp, builder, self._time.milliseconds())
+        batch.buffer_bytes = self.batch_size
+        dq.append(batch)
+        self._incomplete.add(batch)
+        return batch
 
     def _reserve_memory(self, max_block_ms: int) -> None:
         if self._buffered_bytes + self.batch_size <= self.buffer_memory or not self._incomplete:
