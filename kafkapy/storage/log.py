@@ -152,6 +152,10 @@ class Log:
         self._pending_deletes = PendingSegmentDeletes()
         self.leader_epoch_cache = leader_epoch_cache
         self.topic_id = topic_id
+        # A new log's topic id not yet in partition.metadata (Kafka's PartitionMetadataFile.record): written
+        # by maybe_flush_metadata_file before the first append, at close, or by the LogManager's background
+        # flush, so creating a log waits on no fsync of it.
+        self._dirty_topic_id: uuid.UUID | None = None
         self._closed = False
         self._hot = _HotConfig(None)
         self.producer_state_manager = ProducerStateManager(
@@ -170,11 +174,29 @@ class Log:
         log.rebuild_producer_state()
         metadata = PartitionMetadataFile(os.path.join(dir_, PARTITION_METADATA_FILE))
         if topic_id is not None:
-            if not metadata.exists() or metadata.read() != topic_id:
+            if not metadata.exists():
+                log._dirty_topic_id = topic_id
+            elif metadata.read() != topic_id:
                 metadata.write(topic_id)
         elif metadata.exists():
             log.topic_id = metadata.read()
         return log
+
+    @property
+    def metadata_file_dirty(self) -> bool:
+        return self._dirty_topic_id is not None
+
+    def maybe_flush_metadata_file(self) -> None:
+        """Write (fsynced) the topic id recorded at creation, once (Kafka's PartitionMetadataFile.maybeFlush):
+        before any data reaches the log, so recovered data always has its topic id beside it."""
+        if self._dirty_topic_id is None:
+            return
+        with self.lock:
+            topic_id = self._dirty_topic_id
+            if topic_id is None or self._closed:
+                return
+            PartitionMetadataFile(os.path.join(self.dir, PARTITION_METADATA_FILE)).write(topic_id)
+            self._dirty_topic_id = None
 
     # --- offsets and facts ------------------------------------------------------------------------------
 
@@ -297,6 +319,8 @@ class Log:
         origin "client" applies Kafka's client-batch rules (baseOffset 0, no control batches, ...);
         "coordinator" (group/transaction coordinators' own records and markers) skips them.
         """
+        if self._dirty_topic_id is not None:
+            self.maybe_flush_metadata_file()
         headers = validate_produce_records(records, from_client=origin == "client")
         config = self.config
         hot = self._hot
@@ -376,6 +400,8 @@ class Log:
         infos, valid_bytes = _analyze_follower_batches(records)
         if not infos:
             return _empty_append_info(self._log_start_offset)
+        if self._dirty_topic_id is not None:
+            self.maybe_flush_metadata_file()
         with self.lock:
             first = infos[0][1]
             if first < self._next_offset:
@@ -662,6 +688,12 @@ class Log:
         with self.lock:
             if self._closed:
                 return
+            try:
+                self.maybe_flush_metadata_file()
+            except OSError as e:  # a deleted log's dir is gone: nothing to keep
+                import logging
+
+                logging.getLogger("kafka.log.UnifiedLog").debug("No partition.metadata for %s: %s", self.topic_partition, e)
             self._closed = True
             try:
                 self.producer_state_manager.map_end_offset = self._next_offset
@@ -683,6 +715,7 @@ class Log:
                 segment.delete_if_exists()
             self._pending_deletes.finish(force=True)
             self._closed = True
+            self._dirty_topic_id = None
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def rename_dir(self, new_name: str) -> None:

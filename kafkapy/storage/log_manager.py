@@ -21,7 +21,8 @@ cannot be created elsewhere until a restart, and `on_log_dir_failure(dir)` tells
 Thread-safety: one lock guards the partition map and the per-dir log counts, held only for map updates;
 creating or deleting one partition's log also holds that partition's stripe of `_creation_locks`, so a
 partition is never created twice or deleted while being created, while different partitions' logs are
-created (files written and fsynced) in parallel. Each Log has its own lock.
+created (files written and fsynced) in parallel. Each Log has its own lock. A new log's partition.metadata is
+written by one background thread (`flush-metadata-file`), joined at shutdown, or by the log's first append.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class LogManager:
         # Logs per log dir, kept with the map: choosing a dir for a new log costs O(log dirs), not O(logs).
         self._dir_counts: dict[str, int] = dict.fromkeys(self.log_dirs, 0)
         self._creation_locks = [threading.Lock() for _ in range(_CREATION_LOCK_STRIPES)]
+        self._metadata_flusher: ThreadPoolExecutor | None = None
         self._logs_to_delete: list[tuple[int, Log]] = []
         self._dir_lock_fds: dict[str, int] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
@@ -362,7 +364,31 @@ class LogManager:
             raise
         with self._lock:
             self._logs[tp] = created
+        if created.metadata_file_dirty:
+            self._schedule_metadata_flush(created)
         return created
+
+    def _schedule_metadata_flush(self, lg: Log) -> None:
+        """Write a new log's partition.metadata soon, on a background thread (Kafka's scheduleOnce
+        "flush-metadata-file"), so creating a log does not wait on its fsync; the first append or close
+        writes it first if the background thread has not."""
+        with self._lock:
+            if self._metadata_flusher is None:
+                self._metadata_flusher = ThreadPoolExecutor(1, thread_name_prefix="flush-metadata-file")
+            flusher = self._metadata_flusher
+        try:
+            flusher.submit(self._flush_metadata_file, lg)
+        except RuntimeError:  # shut down meanwhile: close() writes it
+            pass
+
+    def _flush_metadata_file(self, lg: Log) -> None:
+        try:
+            lg.maybe_flush_metadata_file()
+        except OSError as e:
+            if lg.topic_partition in self._logs and is_log_dir_failure(e):
+                self.log_dir_failed(os.path.dirname(lg.dir), e)
+            else:
+                log.warning("Could not write partition.metadata of %s: %s", lg.topic_partition, e)
 
     def update_broker_defaults(self, broker_defaults: Mapping[str, Any]) -> None:
         """New broker-level defaults (dynamic broker configs): every open log without a topic override for
@@ -653,6 +679,10 @@ class LogManager:
         """Flush and close every log, write checkpoints and the clean-shutdown marker, release the dir locks."""
         if self.cleaner is not None:
             self.cleaner.shutdown()
+        with self._lock:
+            flusher, self._metadata_flusher = self._metadata_flusher, None
+        if flusher is not None:
+            flusher.shutdown(wait=True)
         with self._lock:
             for lg in list(self._logs.values()) + list(self._future_logs.values()):
                 lg.flush()
