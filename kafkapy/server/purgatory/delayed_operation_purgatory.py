@@ -12,6 +12,9 @@ timer's thread then also runs `on_expiration()`. Completed operations leave the 
 No byte format. Thread-safety: every public method may be called from any thread. The purgatory
 lock guards only the watch lists; operation code (`try_complete`, `on_complete`) always runs
 outside it, under the operation's own (reentrant, optionally shared) lock.
+The expiration reaper thread starts with the first operation that has to wait, not with the purgatory
+(Kafka's starts at once): a broker builds several purgatories at start-up, most of which a single node never
+uses, and an idle reaper wakes five times a second for nothing.
 """
 
 from __future__ import annotations
@@ -54,12 +57,10 @@ class DelayedOperationPurgatory(Generic[T]):
         # Operations ever watched minus those purged: an upper bound of watch-list entries.
         self._estimated_total = 0
         self._running = True
+        self._reaper_enabled = reaper_enabled
+        self._reaper_name = f"ExpirationReaper-{broker_id}-{name}"
+        self._reaper_lock = threading.Lock()
         self._reaper: threading.Thread | None = None
-        if reaper_enabled:
-            self._reaper = threading.Thread(
-                target=self._reaper_loop, name=f"ExpirationReaper-{broker_id}-{name}", daemon=True
-            )
-            self._reaper.start()
 
     def try_complete_else_watch(self, operation: T, watch_keys: Iterable[Hashable]) -> bool:
         """Complete `operation` now if it can; otherwise watch it under every key and start its
@@ -76,6 +77,8 @@ class DelayedOperationPurgatory(Generic[T]):
 
         if operation.safe_try_complete_or_else(watch):
             return True
+        if self._reaper is None and self._reaper_enabled:
+            self._start_reaper()
         if not operation.is_completed:
             if self._timer_enabled:
                 self._timer.add(operation)
@@ -154,10 +157,19 @@ class DelayedOperationPurgatory(Generic[T]):
             return self._purge_completed_locked(self._timer.size)
 
     def shutdown(self) -> None:
-        self._running = False
+        with self._reaper_lock:
+            self._running = False
+            reaper = self._reaper
         self._timer.shutdown()
-        if self._reaper is not None and self._reaper is not threading.current_thread():
-            self._reaper.join(timeout=5)
+        if reaper is not None and reaper is not threading.current_thread():
+            reaper.join(timeout=5)
+
+    def _start_reaper(self) -> None:
+        with self._reaper_lock:
+            if self._reaper is not None or not self._running:
+                return
+            self._reaper = threading.Thread(target=self._reaper_loop, name=self._reaper_name, daemon=True)
+            self._reaper.start()
 
     def _purge_completed_locked(self, delayed: int) -> int:
         purged = 0
