@@ -123,20 +123,35 @@ def append_error_to_group_error(code: int) -> int:
 
 
 class WorkerThread:
-    """One daemon thread running submitted callables in order (the appender, the loader)."""
+    """One daemon thread running submitted callables in order (the appender, the loader). The thread starts
+    with the first submitted task (start-up time: a broker that leads no __consumer_offsets or
+    __transaction_state partition never needs it); a task submitted after shutdown never runs."""
 
     def __init__(self, name: str) -> None:
         self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
+        self._name = name
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
 
     def submit(self, fn: Callable[[], None]) -> None:
+        if self._thread is None:
+            self._start()
         self._queue.put(fn)
 
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+
     def shutdown(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._closed = True
+            thread = self._thread
         self._queue.put(None)
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def _run(self) -> None:
         while True:
@@ -146,7 +161,7 @@ class WorkerThread:
             try:
                 fn()
             except Exception:
-                log.exception("Task of %s failed", self._thread.name)
+                log.exception("Task of %s failed", self._name)
 
 
 class GroupMetadataManager:
