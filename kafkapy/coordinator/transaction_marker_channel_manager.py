@@ -75,17 +75,26 @@ class TransactionMarkerChannelManager:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        # The sender thread itself starts with the first markers to send (start-up time: a broker whose
+        # producers never commit or abort a transaction runs no sender thread).
         with self._cond:
             self._running = True
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"TxnMarkerSenderThread-{self.broker_id}")
-        self._thread.start()
+            if self._unsent or self._retry_at:  # markers queued before start
+                self._start_thread_locked()
+
+    def _start_thread_locked(self) -> None:
+        if self._thread is None and self._running:
+            self._thread = threading.Thread(target=self._run, daemon=True,
+                                            name=f"TxnMarkerSenderThread-{self.broker_id}")
+            self._thread.start()
 
     def shutdown(self) -> None:
         with self._cond:
             self._running = False
             self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5)
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5)
 
     @property
     def num_pending(self) -> int:
@@ -103,6 +112,7 @@ class TransactionMarkerChannelManager:
             return
         with self._cond:
             self._unsent.extend((pending, tp) for tp in sorted(pending.pending_partitions))
+            self._start_thread_locked()
             self._cond.notify_all()
 
     def remove_markers_for_epoch(self, transactional_ids: set[str] | None, coordinator_epoch: int) -> None:

@@ -1,4 +1,5 @@
-"""Start-up (issue 17 item 16): what a PLAINTEXT single node and a PLAINTEXT tool connection leave unloaded.
+"""Start-up (issue 17 item 16): what a PLAINTEXT single node and a PLAINTEXT tool connection leave unloaded
+and which idle threads a single node does not start.
 
 Each check runs a fresh interpreter (a module loaded by an earlier test would hide a regression): an embedded
 broker started through kafkapy.testing.KafkaBroker, one AdminClient round trip against it, then the list of
@@ -34,18 +35,27 @@ LAZY_MODULES = {
 }
 
 BROKER_SCRIPT = """
-import json, sys
+import json, sys, threading
 from kafkapy.client.admin import AdminClient
 from kafkapy.testing import KafkaBroker
 
 with KafkaBroker() as broker:
+    threads = sorted(t.name for t in threading.enumerate())
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     try:
         topics = sorted(admin.list_topics())
     finally:
         admin.close()
-print(json.dumps({"topics": topics, "loaded": sorted(sys.modules)}))
+print(json.dumps({"topics": topics, "loaded": sorted(sys.modules), "threads": threads}))
 """
+
+# thread name prefix -> what starts it
+LAZY_THREADS = {
+    "ExpirationReaper-": "the purgatory's first waiting operation",
+    "group-metadata-manager-": "the first __consumer_offsets load or append",
+    "transaction-log-": "the first __transaction_state load or append",
+    "TxnMarkerSenderThread-": "the first transaction markers to send",
+}
 
 CODEC_SCRIPT = """
 import json, sys
@@ -74,6 +84,13 @@ def test_plaintext_single_node_and_tool_connection_leave_optional_features_unloa
     assert {"kafkapy.server.kafka_server", "kafkapy.server.network.socket_server", "kafkapy.client.connection",
             "kafkapy.record.compression", "kafkapy.server.apis.sasl_authentication",
             "kafkapy.server.apis.delegation_tokens"} <= loaded
+
+
+def test_single_node_starts_no_idle_worker_threads() -> None:
+    threads = run_fresh(BROKER_SCRIPT)["threads"]
+    started = {name: why for prefix, why in LAZY_THREADS.items() for name in threads if name.startswith(prefix)}
+    assert started == {}
+    assert any(name.startswith("controller-event-thread-") for name in threads)  # the broker is up
 
 
 def test_codec_library_loads_with_its_first_batch_only() -> None:
