@@ -23,6 +23,7 @@ import zstandard
 
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from proc_status import status_kb  # noqa: E402
 
 from kafkapy.common.errors import ErrorCode  # noqa: E402
 from kafkapy.protocol.messages import ProduceRequest  # noqa: E402
@@ -35,14 +36,6 @@ RSS_BUDGET = 300 * MIB
 BOMB_S = 6.0
 TS = 1_700_000_000_000
 TOPICS = {"bomb-compacted": {"cleanup.policy": "compact"}, "bomb-recompressed": {"compression.type": "lz4"}}
-
-
-def status_kb(pid: int, key: str) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
 
 
 def _compress_stream(codec: int, parts) -> bytes:

@@ -20,20 +20,13 @@ import time
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
+from proc_status import status_kb  # noqa: E402
 
 LIMIT = 100 * 1024 * 1024
 FLOODERS = 10
 FLOOD_S = 6.0
 MARGIN = 80 * 1024 * 1024
 SAMPLES = 60
-
-
-def status_kb(pid: int, key: str) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
 
 
 def produce_latencies_ms(producer, topic: str, count: int, deadline: float) -> list[float]:
