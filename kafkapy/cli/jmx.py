@@ -74,7 +74,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     from kafkapy.tools import jmx
 
     fmt = args.report_format.lower()
-    report_format = fmt if fmt in ("properties", "csv", "tsv") else "original"
+    report_format = fmt if fmt in jmx.REPORT_FORMATS else "original"
     attributes = [a for a in args.attributes.split(",") if a] if args.attributes is not None else None
     one_time = args.reporting_interval < 0 or args.one_time is not None
     endpoint = jmx.jmx_endpoint(args.jmx_url)

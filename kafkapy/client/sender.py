@@ -47,7 +47,6 @@ from kafkapy.record.crc import crc32c
 
 log = logging.getLogger(__name__)
 
-PRODUCE_KEY = 0
 INIT_PRODUCER_ID_KEY = 22
 _LEADER_ERRORS = {
     ErrorCode.NOT_LEADER_OR_FOLLOWER,

@@ -22,7 +22,6 @@ from typing import NamedTuple
 
 COUNTER = "counter"
 GAUGE = "gauge"
-UNTYPED = "untyped"
 
 
 class Rule(NamedTuple):

@@ -73,10 +73,6 @@ def _varint(data: bytes | bytearray, pos: int, max_bytes: int) -> tuple[int, int
     return v, pos
 
 
-class _Partial(Exception):
-    """The buffer ends inside a record (only raised in partial mode)."""
-
-
 class RecordWalk:
     """State of one batch's walk (see the module docstring); `walk` may be called once per buffer chunk."""
 

@@ -24,7 +24,6 @@ from urllib.parse import urlencode, urlparse
 from kafkapy.metrics.metric_name import mbean_matches
 from kafkapy.tools import ToolFailure
 
-DEFAULT_JMX_URL = "service:jmx:rmi:///jndi/rmi://:9999/jmxrmi"
 REPORT_FORMATS = ("original", "properties", "csv", "tsv")
 
 

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafka.server.KafkaApis")
 Resp = FetchResponse
-_INITIAL_EPOCH = 0
-_FINAL_EPOCH = -1
 _TOPIC_UNAUTHORIZED = FetchPartitionData(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
