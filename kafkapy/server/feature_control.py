@@ -22,9 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkapy.zk.zk_data import FEATURE_PATH
+
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
-FEATURE_PATH = "/feature"
+
 ENABLED = 1
 
 SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {METADATA_VERSION: (1, 21), KRAFT_VERSION: (0, 1)}
