@@ -27,10 +27,9 @@ import os
 import re
 from typing import Any
 
+from kafkapy.cli.logging_config import DAILY_HANDLER_CLASS, FORMATTER_CLASS
 from kafkapy.common.properties import parse_properties
 
-_DAILY = "kafkapy.cli.daily_rolling_file_handler.DailyRollingFileHandler"
-_FORMATTER = "kafkapy.cli.logging_config.KafkaLogFormatter"
 _CONVERSIONS = {"d": "asctime", "p": "kafka_level", "m": "message", "c": "name", "t": "threadName",
                 "L": "lineno", "F": "filename", "M": "funcName", "r": "relativeCreated"}
 _PATTERN = re.compile(r"%(-?\d*(?:\.\d+)?)([a-zA-Z%])(\{[^}]*\})?")
@@ -99,7 +98,7 @@ def _handler(name: str, props: dict[str, str]) -> dict[str, Any]:
             raise ValueError(f"appender {name} has no File")
         path = path.strip()
         if cls == "DailyRollingFileAppender":
-            handler = {"class": _DAILY, "filename": path,
+            handler = {"class": DAILY_HANDLER_CLASS, "filename": path,
                        "date_pattern": (option("DatePattern") or "'.'yyyy-MM-dd").strip()}
         elif cls == "RollingFileAppender":
             handler = {"class": "logging.handlers.RotatingFileHandler", "filename": path,
@@ -139,12 +138,12 @@ def to_dict_config(text: str, variables: dict[str, str]) -> dict[str, Any]:
         if key.startswith("log4j.additivity."):
             loggers.setdefault(key[len("log4j.additivity."):], {})["propagate"] = value.strip().lower() != "false"
     handlers: dict[str, Any] = {}
-    formatters: dict[str, Any] = {"kafka": {"()": _FORMATTER}}
+    formatters: dict[str, Any] = {"kafka": {"()": FORMATTER_CLASS}}
     for name in dict.fromkeys(used):
         handlers[name] = _handler(name, props)
         pattern = props.get(f"log4j.appender.{name}.layout.ConversionPattern")
         if pattern is not None:
-            formatters[f"{name}-layout"] = {"()": _FORMATTER, "fmt": python_format(pattern)}
+            formatters[f"{name}-layout"] = {"()": FORMATTER_CLASS, "fmt": python_format(pattern)}
     root: dict[str, Any] = {"handlers": root_appenders}
     if root_level is not None:
         root["level"] = root_level

@@ -56,8 +56,8 @@ class KafkaLogFormatter(logging.Formatter):
         return super().format(record)
 
 
-_HANDLER = "kafkapy.cli.daily_rolling_file_handler.DailyRollingFileHandler"
-_FORMATTER = "kafkapy.cli.logging_config.KafkaLogFormatter"
+DAILY_HANDLER_CLASS = "kafkapy.cli.daily_rolling_file_handler.DailyRollingFileHandler"
+FORMATTER_CLASS = "kafkapy.cli.logging_config.KafkaLogFormatter"
 
 # (appender name in Kafka's log4j.properties, file name)
 APPENDERS = (
@@ -91,7 +91,7 @@ def default_config() -> dict[str, Any]:
         "stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "kafka"},
     }
     for name, file_name in APPENDERS:
-        handlers[name] = {"class": _HANDLER, "filename": f"{LOGS_DIR_VARIABLE}/{file_name}",
+        handlers[name] = {"class": DAILY_HANDLER_CLASS, "filename": f"{LOGS_DIR_VARIABLE}/{file_name}",
                           "date_pattern": HOURLY, "formatter": "kafka"}
     loggers: dict[str, Any] = {}
     for name, level, appender in LOGGERS:
@@ -101,7 +101,7 @@ def default_config() -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"kafka": {"()": _FORMATTER}},
+        "formatters": {"kafka": {"()": FORMATTER_CLASS}},
         "handlers": handlers,
         "root": {"level": "INFO", "handlers": ["stdout", "kafkaAppender"]},
         "loggers": loggers,
