@@ -16,11 +16,10 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource
 
+from kafkapy.spark import DATA_SOURCE_NAME
 from kafkapy.spark.errors import spark_facing
 from kafkapy.spark.options import parse_sink_options, parse_source_options
 from kafkapy.spark.schema import schema_ddl
-
-NAME = "kafkapy"
 
 
 def _include_headers(options: Any) -> bool:
@@ -30,7 +29,7 @@ def _include_headers(options: Any) -> bool:
 class KafkaDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
-        return NAME
+        return DATA_SOURCE_NAME
 
     def schema(self) -> str:
         return schema_ddl(_include_headers(self.options))

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from kafkapy.spark.data_source import NAME
+from kafkapy.spark import DATA_SOURCE_NAME
 
 KAFKA = "kafka"
 JVM_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
@@ -83,7 +83,7 @@ def _resolve(spark: Any) -> str:
         from kafkapy.spark.registration import register
 
         register(spark)
-        name = NAME
+        name = DATA_SOURCE_NAME
     with _lock:
         _sessions[key] = name
     return name
@@ -92,9 +92,9 @@ def _resolve(spark: Any) -> str:
 def _map_format(original: Callable[..., Any]) -> Callable[..., Any]:
     def format(self: Any, source: str) -> Any:
         lowered = source.lower() if isinstance(source, str) else source
-        if lowered in (KAFKA, NAME):
-            target = _resolve(self._spark) if lowered == KAFKA else NAME
-            self._kafkapy_sink = target == NAME
+        if lowered in (KAFKA, DATA_SOURCE_NAME):
+            target = _resolve(self._spark) if lowered == KAFKA else DATA_SOURCE_NAME
+            self._kafkapy_sink = target == DATA_SOURCE_NAME
             source = target
         else:
             self._kafkapy_sink = False
