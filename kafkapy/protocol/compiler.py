@@ -4,7 +4,8 @@ Each plan is one specialised Python function: consecutive fixed-width fields use
 struct.Struct, lengths/counts use Kafka's classic (int16/int32, -1 = null) or compact (unsigned
 varint N+1, 0 = null) forms, flexible structs end with a tagged-field section, nullable struct
 fields carry an int8 presence prefix, `records` decode to zero-copy memoryview slices and encode from
-bytes, memoryview or FileRegion.  Plans are cached on the class (`_enc_cache` / `_dec_cache`); a race
+bytes, memoryview or FileRegion; a struct array given as a PreEncodedList (pre_encoded.py) is written from
+its elements' known bytes.  Plans are cached on the class (`_enc_cache` / `_dec_cache`); a race
 only compiles an equivalent plan twice, so this is thread-safe.
 """
 
@@ -15,6 +16,7 @@ import uuid
 from typing import Any, ClassVar, Protocol
 
 from kafkapy.common.file_region import FileRegion
+from kafkapy.protocol.pre_encoded import PreEncodedList
 from kafkapy.protocol.schema import (
     FIXED_TYPES,
     MISSING,
@@ -129,7 +131,7 @@ class _Gen:
             "_ruv": read_uvarint, "_wuv": write_uvarint, "_UV": UVARINT1, "_PDE": ProtocolDecodeError,
             "_PEE": ProtocolEncodeError, "_str": str, "_bytes": bytes, "_UUID": uuid.UUID,
             "_unpack": struct.unpack_from, "_pack": struct.pack, "_FR": FileRegion, "_new": object.__new__,
-            "_join": b"".join, "_len": len,
+            "_join": b"".join, "_len": len, "_PEL": PreEncodedList,
         }
         self.counter = 0
 
@@ -475,9 +477,13 @@ def _enc_value(g: _Gen, ind: int, f: Field, expr: str, w: str, out: str) -> None
         if f.is_struct:
             sub = _struct_class(g.cls, f)
             ename = g.const(sub._enc_cache.get(g.version) or compile_encoder(sub, g.version), "E")
-            x = g.var("x")
-            g.emit(ind + 1, f"for {x} in {v}:")
-            g.emit(ind + 2, f"{ename}({x}, {out})")
+            x, pre = g.var("x"), g.var("pre")
+            # A PreEncodedList carries its elements' bytes: one type check per array, not per element.
+            g.emit(ind + 1, f"if type({v}) is _PEL and ({pre} := {v}.encoded({g.version})) is not None:")
+            g.emit(ind + 2, f"{w}({pre})")
+            g.emit(ind + 1, "else:")
+            g.emit(ind + 2, f"for {x} in {v}:")
+            g.emit(ind + 3, f"{ename}({x}, {out})")
         elif e in FIXED_TYPES and e != "uuid":
             g.emit(ind + 1, f"{w}(_pack('>%d{FIXED_TYPES[e][0]}' % _len({v}), *{v}))")
         else:

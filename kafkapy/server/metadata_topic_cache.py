@@ -9,7 +9,8 @@ version's endpoint rules) and rebuilt when any of them changes. Entries of delet
 when the cache has grown past twice the topics that exist.
 
 The cached MetadataResponseTopic objects are shared by concurrent requests: callers must not mutate them
-(copy one before setting per-principal fields such as topic_authorized_operations). Writes no bytes.
+(copy one before setting per-principal fields such as topic_authorized_operations). `encoded_list` also
+keeps each cached topic's encoding per version (built on first use), so an unchanged topic is encoded once.
 
 Thread-safety: lookups and inserts are single dict operations (atomic under the GIL); two requests may
 build the same topic at once, the last insert wins and both answers are correct.
@@ -22,6 +23,7 @@ from typing import Any
 
 from kafkapy.cluster.metadata_cache import MetadataCache
 from kafkapy.protocol.messages import MetadataResponse
+from kafkapy.protocol.pre_encoded import PreEncodedList
 from kafkapy.protocol.types import ZERO_UUID
 
 Resp = MetadataResponse
@@ -33,10 +35,13 @@ def response_topic(error: int, name: str | None, topic_id: Any, is_internal: boo
 
 
 class MetadataTopicCache:
-    __slots__ = ("_metadata_cache", "_entries")
+    __slots__ = ("_metadata_cache", "_entries", "_encodings")
 
     def __init__(self, metadata_cache: MetadataCache) -> None:
         self._metadata_cache = metadata_cache
+        # id(cached response topic) -> (that topic, {version: its encoded bytes}); the topic is held so its
+        # id is not reused while the entry exists. Dropped when the topic's entry is replaced or pruned.
+        self._encodings: dict[int, tuple[Any, dict[int, bytes]]] = {}
         # (topic, listener, drop replicas without endpoint, LISTENER_NOT_FOUND) ->
         #   (its partition map, alive-broker map, topic id: the objects it was built from; the response topic)
         self._entries: dict[tuple[str, str | None, bool, bool], tuple[Any, Any, Any, Any]] = {}
@@ -72,9 +77,34 @@ class MetadataTopicCache:
                     offline_replicas=list(p.offline_replicas)) for p in tm.partitions]
                 topic = response_topic(tm.error_code, tm.name, tm.topic_id, tm.is_internal, parts)
                 out[i] = topic
-                entries[(name, listener, error_unavailable_endpoints, error_unavailable_listeners)] = (
-                    states[name], brokers, ids.get(name), topic)
+                key = (name, listener, error_unavailable_endpoints, error_unavailable_listeners)
+                old = entries.get(key)
+                entries[key] = (states[name], brokers, ids.get(name), topic)
+                self._encodings[id(topic)] = (topic, {})
+                if old is not None:
+                    self._encodings.pop(id(old[3]), None)
             if len(entries) > 2 * len(states) + 64:
                 for key in [k for k in list(entries) if k[0] not in states]:
-                    entries.pop(key, None)
+                    dropped = entries.pop(key, None)
+                    if dropped is not None:
+                        self._encodings.pop(id(dropped[3]), None)
         return [t for t in out if t is not None]
+
+    def encoded_list(self, topics: list[Any]) -> list[Any]:
+        """`topics` as a PreEncodedList: an encoder writes each cached topic's bytes, encoded once per
+        version, when every element is a topic this cache built (else it encodes them as usual)."""
+        encodings = self._encodings
+
+        def encoded(version: int) -> bytes | None:
+            parts = []
+            for topic in topics:
+                held = encodings.get(id(topic))
+                if held is None or held[0] is not topic:
+                    return None
+                data = held[1].get(version)
+                if data is None:
+                    data = held[1][version] = topic.encode(version)
+                parts.append(data)
+            return b"".join(parts)
+
+        return PreEncodedList(topics, encoded)

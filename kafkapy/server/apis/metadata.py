@@ -157,5 +157,5 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
     controller_id = snapshot.controller_id
     return MetadataResponse(
         throttle_time_ms=0, brokers=brokers, cluster_id=snapshot.cluster_id,
-        controller_id=-1 if controller_id is None else controller_id, topics=out_topics,
+        controller_id=-1 if controller_id is None else controller_id, topics=_topic_cache(cache).encoded_list(out_topics),
         cluster_authorized_operations=cluster_ops, error_code=0)
