@@ -252,6 +252,17 @@ class Cluster:
             broker.start()
         return broker
 
+    def start_all(self) -> None:
+        """Start every added broker at once (they boot in parallel), then wait until each is registered in
+        ZooKeeper and a controller is elected."""
+        for broker in self.brokers.values():
+            broker.start(wait=False)
+        for broker in self.brokers.values():
+            broker.wait_started()
+        ids = sorted(self.brokers)
+        wait_for(lambda: self.registered_brokers() == ids and self.controller_id() is not None, 30,
+                 what="every broker registered and a controller elected")
+
     def zk(self) -> Any:
         if self._zk is None:
             from kazoo.client import KazooClient
@@ -345,12 +356,7 @@ def cluster_factory(zookeeper: ZooKeeperServer, tmp_path_factory: pytest.TempPat
         clusters.append(cluster)
         for broker_id in range(n):
             cluster.add_broker(broker_id, start=False)
-        for broker in cluster.brokers.values():
-            broker.start(wait=False)
-        for broker in cluster.brokers.values():
-            broker.wait_started()
-        wait_for(lambda: cluster.registered_brokers() == list(range(n)) and cluster.controller_id() is not None,
-                 30, what="every broker registered and a controller elected")
+        cluster.start_all()
         return cluster
 
     try:

@@ -40,12 +40,7 @@ def token_cluster(zookeeper, tmp_path_factory, request):
                 "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
                 "delegation.token.secret.key": SECRET,
             })
-        for broker in cluster.brokers.values():
-            broker.start(wait=False)
-        for broker in cluster.brokers.values():
-            broker.wait_started()
-        cluster.wait_for(lambda: cluster.registered_brokers() == [0, 1] and cluster.controller_id() is not None, 30,
-                         what="both brokers registered and a controller elected")
+        cluster.start_all()
         yield cluster, sasl_ports
     finally:
         cluster.stop_all()

@@ -52,12 +52,7 @@ def secure_cluster(zookeeper, tmp_path_factory, request):
                 "ssl.keystore.location": str(pki.broker),
                 "ssl.truststore.location": str(pki.ca),
             })
-        for broker in cluster.brokers.values():
-            broker.start(wait=False)
-        for broker in cluster.brokers.values():
-            broker.wait_started()
-        cluster.wait_for(lambda: cluster.registered_brokers() == [0, 1] and cluster.controller_id() is not None, 30,
-                         what="both brokers registered and a controller elected")
+        cluster.start_all()
         yield cluster
     finally:
         cluster.stop_all()

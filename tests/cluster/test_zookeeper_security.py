@@ -81,12 +81,7 @@ def secure_cluster(request, sasl_zk, tmp_path_factory):
                 "sasl.enabled.mechanisms": "SCRAM-SHA-256",
                 "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
             })
-        for broker in cluster.brokers.values():
-            broker.start(wait=False)
-        for broker in cluster.brokers.values():
-            broker.wait_started()
-        cluster.wait_for(lambda: cluster.registered_brokers() == [0, 1] and cluster.controller_id() is not None, 30,
-                         what="both brokers registered and a controller elected")
+        cluster.start_all()
         yield cluster
     finally:
         cluster.stop_all()
