@@ -59,7 +59,9 @@ def count_records(bootstrap: str, topic: str, partitions: int) -> int:
 
 @pytest.fixture
 def two_brokers(broker_factory):
-    return broker_factory(), broker_factory(overrides={"auto.create.topics.enable": "true"})
+    # No initial rebalance delay (Kafka's default 3 s): mirror-maker's group forms at its first JoinGroup.
+    return (broker_factory(overrides={"group.initial.rebalance.delay.ms": "0"}),
+            broker_factory(overrides={"auto.create.topics.enable": "true"}))
 
 
 def test_mirror_maker_copies_records_exactly_and_commits_on_sigterm(two_brokers, tmp_path) -> None:
