@@ -30,14 +30,20 @@ from typing import TYPE_CHECKING, Any
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.internal_topics import TRANSACTION_STATE_TOPIC_NAME
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.record.batch_header import (
+    ATTRIBUTES_OFFSET,
+    MAGIC_OFFSET,
+    PRODUCER_ID_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_FLAG_MASK,
+)
 from kafkapy.server.partition_response import PartitionResponse
 
 if TYPE_CHECKING:
     from kafkapy.server.broker_services import BrokerServices
 
 _ATTRIBUTES = struct.Struct(">h")
-_PRODUCER = struct.Struct(">qh")
-_TRANSACTIONAL = 0x10
+_PRODUCER = struct.Struct(">qh")  # producerId, producerEpoch: adjacent in the header
 _RETRIABLE = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
                         ErrorCode.NOT_COORDINATOR})
@@ -45,11 +51,11 @@ _RETRIABLE = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXC
 
 def transactional_producer(records: Any) -> tuple[int, int] | None:
     """(producer id, epoch) of a transactional magic-2 first batch, else None."""
-    if records is None or len(records) < 61 or records[16] < 2:
+    if records is None or len(records) < RECORD_BATCH_OVERHEAD or records[MAGIC_OFFSET] < 2:
         return None
-    if not _ATTRIBUTES.unpack_from(records, 21)[0] & _TRANSACTIONAL:
+    if not _ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0] & TRANSACTIONAL_FLAG_MASK:
         return None
-    pid, epoch = _PRODUCER.unpack_from(records, 43)
+    pid, epoch = _PRODUCER.unpack_from(records, PRODUCER_ID_OFFSET)
     return pid, epoch
 
 
