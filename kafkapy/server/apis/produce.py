@@ -24,6 +24,13 @@ from kafkapy.common.errors import ErrorCode, InvalidRecordError, KafkaError, Uns
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import ProduceRequest, ProduceResponse
+from kafkapy.record.batch_header import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_CODEC_MASK,
+    MAGIC_OFFSET,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from kafkapy.record.compression import CompressionType
 from kafkapy.record.errors import CorruptRecordError
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
@@ -39,9 +46,7 @@ Resp = ProduceResponse
 _SIZE_AND_MAGIC = struct.Struct(">iib")  # batchLength, partitionLeaderEpoch, magic at byte 8
 _ATTRIBUTES = struct.Struct(">h")
 _BATCH_LENGTH = struct.Struct(">i")
-_ZSTD = 4
 LEGACY_MAX_DECOMPRESSED_BYTES = 1048588  # message.max.bytes' default
-_TRANSACTIONAL = 0x10
 
 
 def validate_produce_batch_structure(records: Any, version: int) -> None:
@@ -60,7 +65,8 @@ def validate_produce_batch_structure(records: Any, version: int) -> None:
         raise InvalidRecordError(f"{what} must have at least one record batch per partition")
     if magic != 2:
         raise InvalidRecordError(f"{what} are only allowed to contain record batches with magic version 2")
-    if version < 7 and n >= 23 and _ATTRIBUTES.unpack_from(records, 21)[0] & 0x07 == _ZSTD:
+    if version < 7 and n >= 23 and \
+            _ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0] & COMPRESSION_CODEC_MASK == CompressionType.ZSTD:
         raise UnsupportedCompressionTypeError(f"{what} are not allowed to use ZStandard compression")
     if size + 12 < n:
         rest = n - size - 12
@@ -74,8 +80,8 @@ def has_transactional_records(request: ProduceRequest) -> bool:
     for t in request.topic_data:
         for p in t.partition_data:
             records = p.records
-            if records is not None and len(records) >= 23 and records[16] >= 2 and \
-                    _ATTRIBUTES.unpack_from(records, 21)[0] & _TRANSACTIONAL:
+            if records is not None and len(records) >= 23 and records[MAGIC_OFFSET] >= 2 and \
+                    _ATTRIBUTES.unpack_from(records, ATTRIBUTES_OFFSET)[0] & TRANSACTIONAL_FLAG_MASK:
                 return True
     return False
 
@@ -85,7 +91,7 @@ def up_convert_legacy_records(records: Any, max_bytes: int = LEGACY_MAX_DECOMPRE
     batch (same codec, keys, values, timestamps) since the log stores magic 2 only. Per-record work, on the
     legacy path only: requests that already carry magic 2 are returned as they are. A compressed wrapper
     may decompress to at most `max_bytes` (the broker's message.max.bytes): CORRUPT_MESSAGE past it."""
-    if records is None or len(records) < 17 or records[16] >= 2:
+    if records is None or len(records) <= MAGIC_OFFSET or records[MAGIC_OFFSET] >= 2:
         return records
     builder: MemoryRecordsBuilder | None = None
     for legacy in MemoryRecords(records).batches():
