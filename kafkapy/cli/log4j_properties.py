@@ -27,7 +27,7 @@ import os
 import re
 from typing import Any
 
-from kafkapy.cli.logging_config import DAILY_HANDLER_CLASS, FORMATTER_CLASS
+from kafkapy.cli.log_classes import DAILY_HANDLER_CLASS, FORMATTER_CLASS
 from kafkapy.common.properties import parse_properties
 
 _CONVERSIONS = {"d": "asctime", "p": "kafka_level", "m": "message", "c": "name", "t": "threadName",

@@ -29,6 +29,8 @@ import os
 import shlex
 from typing import Any
 
+from kafkapy.cli.log_classes import DAILY_HANDLER_CLASS, FORMATTER_CLASS
+
 TRACE = 5
 logging.addLevelName(TRACE, "TRACE")  # so "TRACE" is a level name in config files, as in log4j
 
@@ -56,8 +58,6 @@ class KafkaLogFormatter(logging.Formatter):
         return super().format(record)
 
 
-DAILY_HANDLER_CLASS = "kafkapy.cli.daily_rolling_file_handler.DailyRollingFileHandler"
-FORMATTER_CLASS = "kafkapy.cli.logging_config.KafkaLogFormatter"
 
 # (appender name in Kafka's log4j.properties, file name)
 APPENDERS = (

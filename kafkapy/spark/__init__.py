@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register", "install", "DATA_SOURCE_NAME"]
+from kafkapy.spark.schema import DATA_SOURCE_NAME
 
-DATA_SOURCE_NAME = "kafkapy"
+__all__ = ["register", "install", "DATA_SOURCE_NAME"]
 
 
 def register(spark: Any) -> None:

@@ -16,10 +16,9 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource
 
-from kafkapy.spark import DATA_SOURCE_NAME
 from kafkapy.spark.errors import spark_facing
 from kafkapy.spark.options import parse_sink_options, parse_source_options
-from kafkapy.spark.schema import schema_ddl
+from kafkapy.spark.schema import DATA_SOURCE_NAME, schema_ddl
 
 
 def _include_headers(options: Any) -> bool:

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from kafkapy.spark import DATA_SOURCE_NAME
+from kafkapy.spark.schema import DATA_SOURCE_NAME
 
 KAFKA = "kafka"
 JVM_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+DATA_SOURCE_NAME = "kafkapy"  # the short name Spark knows the source by (format("kafkapy"))
+
 BASE_DDL = (
     "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
     "timestampType int"
