@@ -67,7 +67,7 @@ def test_fixture_stops_broker_and_removes_log_dir(pytester: pytest.Pytester) -> 
 
 
 def test_context_manager_with_kafka_python() -> None:
-    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
     with KafkaBroker(overrides={"num.partitions": 2}) as broker:
         broker.create_topic("events", partitions=2, config={"cleanup.policy": "delete"})
@@ -78,9 +78,16 @@ def test_context_manager_with_kafka_python() -> None:
         producer.close()
         consumer = KafkaConsumer("events", bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
                                  consumer_timeout_ms=5000)
-        got = sorted((m.partition, m.offset, m.key, m.value) for m in consumer)
+        got = []
+        for m in consumer:  # stop at the fifth record rather than after consumer_timeout_ms of silence
+            got.append((m.partition, m.offset, m.key, m.value))
+            if len(got) == 5:
+                break
+        got.sort()
+        ends = consumer.end_offsets([TopicPartition("events", 0), TopicPartition("events", 1)])
         consumer.close()
         log_dir = broker.log_dir
     assert got == [(0, 0, b"k0", b"v0"), (0, 1, b"k2", b"v2"), (0, 2, b"k4", b"v4"),
                    (1, 0, b"k1", b"v1"), (1, 1, b"k3", b"v3")]
+    assert {tp.partition: offset for tp, offset in ends.items()} == {0: 3, 1: 2}  # and nothing after them
     assert log_dir is not None and not Path(log_dir).exists()
