@@ -23,7 +23,7 @@ import zstandard
 
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-from proc_status import status_kb  # noqa: E402
+from memory_bound_support import produce_latencies_ms, status_kb  # noqa: E402
 
 from kafkapy.common.errors import ErrorCode  # noqa: E402
 from kafkapy.protocol.messages import ProduceRequest  # noqa: E402
@@ -80,20 +80,6 @@ def produce(wire, topic: str, records: bytes):
     return wire.request(request, 9).responses[0].partition_responses[0]
 
 
-def latencies_ms(producer, count: int, deadline: float) -> list[float]:
-    out: list[float] = []
-    errors: list = []
-    for i in range(count):
-        if time.monotonic() > deadline:
-            break
-        start = time.perf_counter()
-        producer.produce("bystander", value=b"bystander-%06d" % i, on_delivery=lambda err, _m: errors.append(err))
-        producer.flush(10)
-        out.append((time.perf_counter() - start) * 1000)
-    assert errors == [None] * len(out), errors
-    return out
-
-
 def test_bombs_leave_rss_bounded_and_the_bystander_served(broker_process, wire_client, bombs) -> None:
     broker = broker_process()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
@@ -102,8 +88,8 @@ def test_bombs_leave_rss_bounded_and_the_bystander_served(broker_process, wire_c
         f.result(30)
     producer = ck.Producer({"bootstrap.servers": broker.bootstrap, "acks": "1", "linger.ms": 0})
     deadline = time.monotonic() + 60
-    latencies_ms(producer, 20, deadline)  # warm up
-    quiet = latencies_ms(producer, 40, deadline)
+    produce_latencies_ms(producer, "bystander", 20, deadline)  # warm up
+    quiet = produce_latencies_ms(producer, "bystander", 40, deadline)
     idle_kb = status_kb(broker.pid, "VmRSS")
 
     answers: list[tuple[str, str, int, int]] = []
@@ -124,7 +110,7 @@ def test_bombs_leave_rss_bounded_and_the_bystander_served(broker_process, wire_c
     loud: list[float] = []
     end = time.monotonic() + BOMB_S
     while time.monotonic() < end:
-        loud += latencies_ms(producer, 10, end)
+        loud += produce_latencies_ms(producer, "bystander", 10, end)
     stop.set()
     thread.join(60)
     assert not thread.is_alive()

@@ -20,27 +20,13 @@ import time
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
-from proc_status import status_kb  # noqa: E402
+from memory_bound_support import produce_latencies_ms, status_kb  # noqa: E402
 
 LIMIT = 100 * 1024 * 1024
 FLOODERS = 10
 FLOOD_S = 6.0
 MARGIN = 80 * 1024 * 1024
 SAMPLES = 60
-
-
-def produce_latencies_ms(producer, topic: str, count: int, deadline: float) -> list[float]:
-    out: list[float] = []
-    errors: list = []
-    for i in range(count):
-        if time.monotonic() > deadline:
-            break
-        start = time.perf_counter()
-        producer.produce(topic, value=b"bystander-%06d" % i, on_delivery=lambda err, _m: errors.append(err))
-        producer.flush(10)
-        out.append((time.perf_counter() - start) * 1000)
-    assert errors == [None] * len(out), errors
-    return out
 
 
 def flood(port: int, stop: threading.Event, sent: list[int]) -> None:
