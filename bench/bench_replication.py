@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -166,6 +168,23 @@ def produce(bootstrap: str, topic: str, n: int, size: int, acks: str = "all") ->
     return n / elapsed
 
 
+@contextmanager
+def cluster_processes(base: Path) -> Iterator[list[Proc]]:
+    """The processes a run appends; on failure each one's last output lines go to stderr; at the end every
+    one is stopped and `base` removed."""
+    procs: list[Proc] = []
+    try:
+        yield procs
+    except Exception:
+        for out in sorted(base.rglob("*.out")):
+            print(f"--- {out}:\n" + "\n".join(out.read_text(errors="replace").splitlines()[-15:]), file=sys.stderr)
+        raise
+    finally:
+        for p in reversed(procs):
+            p.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=100_000)
@@ -175,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     n, size = args.messages, args.size
     base = Path(tempfile.mkdtemp(prefix="bench-replication-"))
-    procs: list[Proc] = []
-    try:
+    with cluster_processes(base) as procs:
         single = Broker(base / "single", 0, None)
         (base / "single").mkdir()
         procs.append(single.proc)
@@ -242,14 +260,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  from its first fetched bytes: {fetched:.1f} MB in {end - first[0][0]:.2f} s = "
                   f"{fetched / (end - first[0][0]):.1f} MB/s")
         return 0
-    except Exception:
-        for out in sorted(base.rglob("*.out")):
-            print(f"--- {out}:\n" + "\n".join(out.read_text(errors="replace").splitlines()[-15:]), file=sys.stderr)
-        raise
-    finally:
-        for p in reversed(procs):
-            p.stop()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

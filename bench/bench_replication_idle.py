@@ -15,14 +15,21 @@ Usage: .venv/bin/python bench/bench_replication_idle.py [--idle 0,150,1000] [--s
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_replication import Broker, Proc, create_topic, port_open, start_zookeeper, wait, wait_isr
+from bench_replication import (
+    Broker,
+    cluster_processes,
+    create_topic,
+    port_open,
+    start_zookeeper,
+    wait,
+    wait_isr,
+)
 
 
 def produce_latencies(bootstrap: str, topic: str, samples: int, budget_s: float) -> list[float]:
@@ -69,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     counts = [int(c) for c in args.idle.split(",")]
     base = Path(tempfile.mkdtemp(prefix="bench-replication-idle-"))
-    procs: list[Proc] = []
-    try:
+    with cluster_processes(base) as procs:
         zk, zk_connect = start_zookeeper(base)
         procs.append(zk)
         brokers = [Broker(base, i, zk_connect) for i in range(3)]
@@ -103,14 +109,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {count:5d} idle partitions: p50 {statistics.median(lat):6.2f} ms  p99 {percentile(lat, 0.99):7.2f} ms"
                   f"  max {max(lat):7.2f} ms  ({len(lat)} produces)", flush=True)
         return 0
-    except Exception:
-        for out in sorted(base.rglob("*.out")):
-            print(f"--- {out}:\n" + "\n".join(out.read_text(errors="replace").splitlines()[-15:]), file=sys.stderr)
-        raise
-    finally:
-        for p in reversed(procs):
-            p.stop()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
