@@ -3,20 +3,22 @@ time to scrape /metrics with 1,000 partitions.
 
 Headline figure (`produce path`): what a request-handler thread does per ProduceRequest (KafkaApis.handle:
 decode, ReplicaManager append to a real log, response encoded and handed to a stub channel, RequestMetrics
-and BrokerTopicMetrics recorded when on, and their fold), in process on the broker's real services, 16 and
-500 x 100-byte records per request, acks=1; throughput from the thread's CPU time, rounds alternating on /
-off, ratio of the medians. Then the same end to end with librdkafka over the network (noisy on a shared
-machine: reported for information).
+and BrokerTopicMetrics recorded when on, and their fold, which runs inside the measured time), in process on
+the broker's real services, 16 and 500 x 100-byte records per request, acks=1. Made to be read on a loaded
+machine: many short rounds in on/off pairs, the order inside a pair alternating (on-off, off-on, ...) so that
+load from other processes weighs on both alike; each pair gives a ratio (on / off throughput) from the
+thread's CPU time (time.thread_time: what the handler thread spent, whatever else runs) and one from wall
+time; reported: the median of the pair ratios (target >= 0.97), their spread (10th-90th percentile), the
+medians' throughputs and the added cost per request in microseconds.
 
-One in-process broker with prometheus.listener; a librdkafka producer sends fixed-size records for a fixed
-time per round; rounds alternate metrics on / off on the same broker (off = the recording hooks detached:
-no BrokerTopicMetrics, RequestMetrics, idle meters), so both see the same log, page cache and client.
-Two shapes: `batched` (linger.ms=5, 100-byte records: many records per request) and `requests` (linger.ms=0,
-acks=1: close to one record per request, where per-request recording costs most). The figure reported is the
-ratio of the medians (on / off; target >= 0.97). Then a topic with 1,000 partitions gets a record in each and
-/metrics is scraped 10 times (median and max reported, with the number of samples served).
+Then the same end to end with librdkafka over the network (noisy on a shared machine: for information), rounds
+alternating on / off on the same broker (off = the recording hooks detached: no BrokerTopicMetrics,
+RequestMetrics, idle meters): `batched` (linger.ms=5, 100-byte records: many records per request) and
+`requests` (linger.ms=0, acks=1: close to one record per request). Then a topic with 1,000 partitions gets a
+record in each and /metrics is scraped 10 times (median and max reported, with the number of samples served).
 
-    .venv/bin/python bench/bench_metrics.py [--seconds 2] [--rounds 3] [--requests 5000] [--partitions 1000]
+    .venv/bin/python bench/bench_metrics.py [--pairs 31] [--requests 2000] [--seconds 2] [--rounds 3]
+                                            [--partitions 1000] [--path-only]
 """
 
 from __future__ import annotations
@@ -83,20 +85,53 @@ def produce_frame(topic: str, records: int = 16) -> memoryview:
 
 
 def produce_path_round(apis: KafkaApis, channel: StubChannel, frame: memoryview, requests: int,
-                       fold: Any = None, records: int = 16) -> float:
-    """Records per second of thread CPU over `requests` ProduceRequests, the metrics' fold of those requests
-    included (the tick thread is stopped: the fold runs here, inside the measured time)."""
+                       fold: Any = None) -> tuple[float, float]:
+    """(thread CPU s, wall s) of `requests` ProduceRequests handled in this thread, the metrics' fold of those
+    requests included (the tick thread is stopped: the fold runs here, inside the measured time)."""
     before = channel.sent
-    cpu = time.thread_time()
+    wall, cpu = time.perf_counter(), time.thread_time()
     for i in range(requests):
         req = Request(0, "c-0", 0, 9, i, frame, ("127.0.0.1", 1), time.monotonic_ns())
         req.dequeue_ns = req.start_ns
         apis.handle(req)
     if fold is not None:
         fold()
-    cpu = time.thread_time() - cpu
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
     assert channel.sent - before == requests
-    return requests * records / cpu
+    return cpu, wall
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def produce_path(server: KafkaServer, apis: KafkaApis, channel: StubChannel, records: int, requests: int,
+                 pairs: int) -> float:
+    """On/off pairs of rounds over the in-process produce path; prints the figures, returns the CPU ratio."""
+    frame = produce_frame("bench-path", records)
+    for on in (True, False):  # warm-up: code paths, the log's segment, the metrics' first values
+        set_metrics(server, on)
+        produce_path_round(apis, channel, frame, requests, server.metrics.fold if on else None)
+    times: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for pair in range(pairs):
+        for on in ((True, False) if pair % 2 == 0 else (False, True)):
+            set_metrics(server, on)
+            times[on].append(produce_path_round(apis, channel, frame, requests, server.metrics.fold if on else None))
+    set_metrics(server, True)
+    print(f"produce path ({records} x 100 B per request, acks=1; {pairs} on/off pairs of {requests} requests):")
+    medians = []
+    for label, k in (("thread CPU", 0), ("wall", 1)):
+        on_s, off_s = [t[k] for t in times[True]], [t[k] for t in times[False]]
+        ratios = [off / on for on, off in zip(on_s, off_s, strict=True)]  # throughput on / off
+        ratio = statistics.median(ratios)
+        medians.append(ratio)
+        on_med, off_med = statistics.median(on_s), statistics.median(off_s)
+        print(f"  {label:10s}: ratio on/off median {ratio:.3f} (p10 {percentile(ratios, 0.1):.3f}, p90 "
+              f"{percentile(ratios, 0.9):.3f}); on {requests * records / on_med:,.0f} rec/s, off "
+              f"{requests * records / off_med:,.0f} rec/s; {1e6 * off_med / requests:.1f} us per request off, "
+              f"metrics add {1e6 * statistics.median([on - off for on, off in zip(on_s, off_s, strict=True)]) / requests:.2f} us")
+    return medians[0]
 
 
 def produce_round(bootstrap: str, topic: str, seconds: float, linger_ms: int) -> float:
@@ -130,8 +165,12 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--partitions", type=int, default=1000)
-    ap.add_argument("--requests", type=int, default=5000)
+    ap.add_argument("--requests", type=int, default=2000, help="ProduceRequests per in-process round")
+    ap.add_argument("--pairs", type=int, default=31, help="on/off pairs of in-process rounds")
+    ap.add_argument("--path-only", action="store_true", help="the in-process produce path only")
     args = ap.parse_args()
+    with open("/proc/loadavg") as f:
+        print(f"load average {' '.join(f.read().split()[:3])}")
     with tempfile.TemporaryDirectory() as log_dir:
         config = KafkaConfig.from_properties(None, {
             "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": log_dir, "num.network.threads": "2",
@@ -147,33 +186,24 @@ def main() -> None:
             assert server.services is not None
             apis = KafkaApis(channel, server.services)  # type: ignore[arg-type]
             server.metrics.stop_ticker()
-            for records, requests in ((16, args.requests), (500, max(1, args.requests // 5))):
-                frame = produce_frame("bench-path", records)
-                path: dict[bool, list[float]] = {True: [], False: []}
-                produce_path_round(apis, channel, frame, 2000, server.metrics.fold, records)  # warm-up
-                for _ in range(args.rounds * 3):
-                    for on in (True, False):
-                        set_metrics(server, on)
-                        path[on].append(produce_path_round(apis, channel, frame, requests,
-                                                           server.metrics.fold if on else None, records))
-                set_metrics(server, True)
-                on_med, off_med = statistics.median(path[True]), statistics.median(path[False])
-                print(f"produce path ({records} x 100 B per request, acks=1, {requests} requests x "
-                      f"{args.rounds * 3} rounds each): metrics on {on_med:,.0f} rec/s, off {off_med:,.0f} rec/s "
-                      f"of thread CPU, ratio {on_med / off_med:.3f}")
+            for records, requests in ((16, args.requests), (500, max(1, args.requests // 4))):
+                produce_path(server, apis, channel, records, requests, args.pairs)
+            if args.path_only:
+                return
             server.metrics.start_ticker()
             for shape, linger in (("batched", 5), ("requests", 0)):
                 results: dict[bool, list[float]] = {True: [], False: []}
                 produce_round(bootstrap, f"bench-{shape}", 0.5, linger)  # warm-up: topic, connections
-                for _ in range(args.rounds):
-                    for on in (True, False):
+                for r in range(args.rounds):
+                    for on in ((True, False) if r % 2 == 0 else (False, True)):
                         set_metrics(server, on)
                         results[on].append(produce_round(bootstrap, f"bench-{shape}", args.seconds, linger))
                 set_metrics(server, True)
                 on_med, off_med = statistics.median(results[True]), statistics.median(results[False])
-                print(f"{shape:9s} linger.ms={linger}: metrics on {on_med:,.0f} rec/s, off {off_med:,.0f} rec/s, "
-                      f"ratio {on_med / off_med:.3f}  (rounds on {[round(r) for r in results[True]]}, "
-                      f"off {[round(r) for r in results[False]]})")
+                ratios = [on / off for on, off in zip(results[True], results[False], strict=True)]
+                print(f"{shape:9s} linger.ms={linger} (librdkafka, wall): metrics on {on_med:,.0f} rec/s, off "
+                      f"{off_med:,.0f} rec/s, pair ratios median {statistics.median(ratios):.3f} "
+                      f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
 
             admin = AdminClient({"bootstrap.servers": bootstrap})
             admin.create_topics([NewTopic("bench-scrape", args.partitions, 1)])["bench-scrape"].result(60)

@@ -9,26 +9,30 @@ Recording sites (one call each, per partition of a request, never per record):
 - the replica fetcher: `on_replication_in(bytes)` (ReplicationBytesInPerSec).
 Per-topic meters carry a `topic` tag and are created on a topic's first use; the all-topics ones carry none
 (Kafka's KafkaMetricsGroup drops the empty tag). Replication meters exist for all topics only, as in Kafka.
-The hot calls only queue their facts: one tuple of ints per partition-batch, appended to the topic's list
-(one dict look-up by the topic name, whose hash Python caches): appends (bytes, messages), fetched partitions
-(bytes, error 0/1, follower 0/1). Tuples of ints are untracked by the garbage collector after its first pass.
-`fold`, run by the registry every second and before each snapshot, sums each topic's rows with C loops and
-marks each meter once. A BrokerTopicStats built without a registry records nothing (metrics off).
+The hot calls only queue their facts: one row of int64 per partition-batch, packed by one struct call onto
+the topic's `array('q')` (one dict look-up by the topic name, whose hash Python caches; no Python object is
+retained, so the garbage collector sees no growth): appends (bytes, messages), fetched partitions (bytes,
+error 0/1, follower 0/1). `fold`, run by the registry every second and before each snapshot, sums each
+topic's columns with C loops and marks each meter once. A BrokerTopicStats built without a registry records nothing (metrics off).
 
-Thread-safety: no lock on the hot calls: a list append and dict.setdefault are atomic under the GIL, and fold
-takes then deletes a prefix of each list (both atomic); one fold at a time; each Meter has its own lock.
+Thread-safety: no lock on the hot calls: a frombytes and dict.setdefault are atomic under the GIL, and fold
+copies then deletes a prefix of whole rows of each array (both atomic); one fold at a time; each Meter has its own lock.
 """
 
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Mapping
+from struct import Struct
 from typing import Any
 
 from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.registry import KafkaMetricsGroup, MetricsRegistry
 
 MAX_PENDING = 100_000
+_pack_append = Struct("=2q").pack  # bytes, messages
+_pack_fetch = Struct("=3q").pack  # bytes, error 0/1, from follower 0/1
 _REJECTED = (10, 18)  # MESSAGE_TOO_LARGE (RecordTooLarge), RECORD_LIST_TOO_LARGE (RecordBatchTooLarge)
 _NOT_FAILED = (3, 6, 2, 56)  # unknown partition, not leader, corrupt, storage: Kafka does not count these
 
@@ -54,8 +58,8 @@ class BrokerTopicStats:
         self._lock = threading.Lock()
         self._fold_lock = threading.Lock()
         self._topics: dict[str, TopicMeters] = {}
-        self._appends: dict[str, list[tuple[int, int]]] = {}  # topic -> (bytes, messages) per appended batch
-        self._fetches: dict[str, list[tuple[int, int, int]]] = {}  # topic -> (bytes, error, follower) per partition
+        self._appends: dict[str, array[int]] = {}  # topic -> (bytes, messages) per appended batch
+        self._fetches: dict[str, array[int]] = {}  # topic -> (bytes, error, follower) per fetched partition
         if registry is None:
             return
         registry.add_folder(self.fold)
@@ -85,22 +89,21 @@ class BrokerTopicStats:
         if self.enabled:
             rows = self._appends.get(topic)
             if rows is None:
-                rows = self._appends.setdefault(topic, [])
-            rows.append((size, messages))
-            if len(rows) > MAX_PENDING:  # nothing folding: stay bounded
+                rows = self._appends.setdefault(topic, array("q"))
+            rows.frombytes(_pack_append(size, messages))
+            if len(rows) > 2 * MAX_PENDING:  # nothing folding: stay bounded
                 self.fold()
 
     def fold(self) -> None:
         with self._fold_lock:
             a = self.all_topics
             for topic, rows in list(self._appends.items()):
-                n = len(rows)  # appends are atomic: the first n rows are complete
+                n = len(rows)  # each frombytes is atomic: the first n ints are whole rows
                 if not n:
                     continue
                 appended = rows[:n]
                 del rows[:n]
-                sizes, messages = zip(*appended, strict=True)
-                size, count = sum(sizes), sum(messages)
+                size, count, n = sum(appended[0::2]), sum(appended[1::2]), n // 2
                 t = self.topic_stats(topic)
                 t.total_produce.mark(n)
                 a.total_produce.mark(n)
@@ -111,7 +114,7 @@ class BrokerTopicStats:
             for topic, fetched in list(self._fetches.items()):
                 n = len(fetched)
                 if n:
-                    fetches = fetched[:n]
+                    fetches = fetched[:n].tolist()
                     del fetched[:n]
                     self._fold_fetches(topic, fetches)
 
@@ -135,21 +138,21 @@ class BrokerTopicStats:
             return
         queues = self._fetches
         follower = 1 if from_follower else 0
-        rows: list[tuple[int, int, int]] = []
+        rows: array[int] = array("q")
         topic = None
         for tp, data in results.items():
             if tp.topic != topic:  # a topic's partitions come together: one look-up per topic
                 topic = tp.topic
-                rows = queues.get(topic) or queues.setdefault(topic, [])
+                rows = queues.get(topic) or queues.setdefault(topic, array("q"))
             records = data.records
             size = 0 if records is None else (records.length if hasattr(records, "length") else len(records))
-            rows.append((size, 1 if data.error else 0, follower))
-        if len(rows) > MAX_PENDING:
+            rows.frombytes(_pack_fetch(size, 1 if data.error else 0, follower))
+        if len(rows) > 3 * MAX_PENDING:
             self.fold()
 
-    def _fold_fetches(self, topic: str, batch: list[tuple[int, int, int]]) -> None:
-        sizes, errors, followers = zip(*batch, strict=True)
-        n = len(batch)
+    def _fold_fetches(self, topic: str, flat: list[int]) -> None:
+        sizes, errors, followers = flat[0::3], flat[1::3], flat[2::3]
+        n = len(sizes)
         failed = sum(errors)
         replicated = sum(followers)
         if not replicated:

@@ -1,14 +1,16 @@
 """RequestMetrics: Kafka's `kafka.network:type=RequestMetrics` family, per request type, plus quota sensors.
 
 Recorded once per request, when its response is handed to the network: `RequestContext.respond` /
-`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which appends one tuple of 8 ints
-(arrival ns, dequeue ns, handler ns, send start ns, end ns, request bytes, throttle ms, count of NONE error
-codes) to the list of its request type, version and follower flag (resolved with one dict look-up by an int
-key); other error codes, rare, go to a deque. `fold`, run by the registry's tick thread every second and
-before each snapshot, turns each list's rows into columns and updates, per request type: RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs,
-LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs, ResponseSendTimeMs and RequestBytes {request},
-and ErrorsPerSec{request,error} over every error code the response carries (Kafka's errorCounts, NONE
-included). Request names are Kafka's (`Produce`, `Metadata`, ...); a Fetch also counts as `FetchConsumer` or
+`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which packs one row of 8 int64 (arrival
+ns, dequeue ns, handler ns, send start ns, end ns, request bytes, throttle ms, count of NONE error codes) onto
+the `array('q')` of its request type, version and follower flag (one dict look-up by an int key; no Python
+object outlives the call, so the garbage collector sees no growth: tuples kept until the fold made gen-0, then
+full collections run); other error codes, rare, go to a deque. `fold`, run by the registry's tick thread every
+second and before each snapshot, slices each array by column and updates, per request type:
+RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs, LocalTimeMs,
+RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs, ResponseSendTimeMs and RequestBytes {request}, and
+ErrorsPerSec{request,error} over every error code the response carries (Kafka's errorCounts, NONE included).
+Request names are Kafka's (`Produce`, `Metadata`, ...); a Fetch also counts as `FetchConsumer` or
 `FetchFollower`. Times as Kafka's RequestChannel computes them: queue = dequeue - arrival; local = the
 handler's own time; remote = the wait in a purgatory (send start - handler end); response queue + send = the
 hand-off to the network (the responding thread usually writes the response itself, so the queue time is 0
@@ -16,8 +18,8 @@ and the send time is the write). Quota sensors (`kafka.server:type=Produce|Fetch
 throttle-time, byte-rate) are kept per principal and client id while a quota of that kind is configured, as
 Kafka records them only then.
 
-Thread-safety: `record` may run on any thread with no lock (a list append is atomic under the GIL, and fold
-takes then deletes a prefix of each list, both atomic); one fold at a time, under a lock; metrics are
+Thread-safety: `record` may run on any thread with no lock (a frombytes is atomic under the GIL, and fold
+copies then deletes a prefix of whole rows, both atomic); one fold at a time, under a lock; metrics are
 created under the registry's lock and each has its own.
 """
 
@@ -25,9 +27,11 @@ from __future__ import annotations
 
 import operator
 import threading
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable
 from operator import attrgetter
+from struct import Struct
 from time import monotonic_ns as _monotonic_ns
 from typing import Any
 
@@ -42,6 +46,9 @@ from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 _TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
           "ResponseQueueTimeMs", "ResponseSendTimeMs")
 MAX_PENDING = 100_000
+_ROW = 8
+_PENDING_INTS = MAX_PENDING * _ROW
+_pack_row = Struct(f"={_ROW}q").pack
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
 
 
@@ -229,9 +236,10 @@ class RequestMetrics:
         self._lock = threading.Lock()
         self._quota: dict[tuple[str, str, str], _QuotaSensor] = {}
         self._targets_cache: dict[tuple[int, int, bool], tuple[tuple[_ApiMetrics, Meter], ...]] = {}
-        # Per request type, version and follower flag (api_key << 16 | version << 1 | follower): one tuple per
-        # request (start, dequeue, handler, send start, end ns, request bytes, throttle ms, NONE count).
-        self._pending: dict[int, list[tuple[int, ...]]] = {}
+        # Per request type, version and follower flag (api_key << 16 | version << 1 | follower): one row of
+        # _ROW int64 per request (start, dequeue, handler, send start, end ns, request bytes, throttle ms, NONE
+        # count), packed by one struct call and appended by one frombytes (both C; no Python object retained).
+        self._pending: dict[int, array[int]] = {}
         self._errors: deque[tuple[int, dict[int, int]]] = deque()
         self._quota_pending: deque[tuple[int, str, str, int, int]] = deque()
         self._quotas_on = False
@@ -262,11 +270,10 @@ class RequestMetrics:
         return targets
 
     def record(self, ctx: Any, body: Any, send_start_ns: int, throttle_ms: int) -> None:
-        """One finished request: ctx is its RequestContext, body the response (None: acks=0). One tuple of ints
-        (untracked by the garbage collector after its first pass) is appended to the list of its request type
-        and version; its non-NONE error codes, rare, go to a deque; `fold` does the arithmetic for many
-        requests at once. The clock is read once, for the end of the send; the other times are the request
-        path's own."""
+        """One finished request: ctx is its RequestContext, body the response (None: acks=0). One row of ints is
+        packed onto the array of its request type and version; its non-NONE error codes, rare, go to a deque;
+        `fold` does the arithmetic for many requests at once. The clock is read once, for the end of the send;
+        the other times are the request path's own."""
         request = ctx.request
         header = ctx.header
         none = 1
@@ -289,10 +296,10 @@ class RequestMetrics:
         key = header.api_key << 16 | header.api_version << 1 | ctx.quota_exempt
         rows = self._pending.get(key)
         if rows is None:
-            rows = self._pending.setdefault(key, [])
-        rows.append((request.start_ns, request.dequeue_ns, ctx.handler_ns, send_start_ns, self._clock(),
-                     len(request.frame), throttle_ms, none))
-        if len(rows) > MAX_PENDING:  # no tick thread folding (stopped, or never started)
+            rows = self._pending.setdefault(key, array("q"))
+        rows.frombytes(_pack_row(request.start_ns, request.dequeue_ns, ctx.handler_ns, send_start_ns, self._clock(),
+                                 len(request.frame), throttle_ms, none))
+        if len(rows) > _PENDING_INTS:  # no tick thread folding (stopped, or never started)
             self.fold()
         if self._quotas_on and header.api_key in _QUOTA_TYPES and not ctx.quota_exempt:
             self._quota_pending.append((header.api_key, request.principal.name, header.client_id or "",
@@ -305,11 +312,11 @@ class RequestMetrics:
             self._quotas_on = self.quota_enabled(ApiKey.PRODUCE) or self.quota_enabled(ApiKey.FETCH)
             now = self._clock()
             for key, rows in list(self._pending.items()):
-                n = len(rows)  # appends are atomic: the first n rows are complete, later ones wait for the next fold
+                n = len(rows)  # each frombytes is atomic: the first n ints are whole rows, later ones wait
                 if n:
-                    batch = rows[:n]
+                    flat = rows[:n].tolist()
                     del rows[:n]
-                    self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, batch, now)
+                    self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, flat, now)
             errors = self._errors
             for _ in range(len(errors)):
                 api_key, counts = errors.popleft()
@@ -321,11 +328,11 @@ class RequestMetrics:
                 api_key, user, client, throttle, size = quotas.popleft()
                 self._record_quota(_QUOTA_TYPES[api_key], user, client, 1, throttle, size)
 
-    def _fold_group(self, api_key: int, version: int, follower: int, rows: list[tuple[int, ...]], now: int) -> None:
-        starts, dequeues, handler, sends, ends, sizes, throttles, nones = zip(*rows, strict=True)
-        count = len(rows)
+    def _fold_group(self, api_key: int, version: int, follower: int, flat: list[int], now: int) -> None:
+        starts, dequeues, handler, sends, ends, sizes, throttles, nones = (flat[i::_ROW] for i in range(_ROW))
+        count = len(starts)
         if not all(dequeues):  # answered without a handler thread's dequeue (tests, internal requests)
-            dequeues = tuple(d or s for d, s in zip(dequeues, starts, strict=True))
+            dequeues = [d or s for d, s in zip(dequeues, starts, strict=True)]
         # Integer ns columns made by C loops (map/operator); scaled to ms inside the histogram sums.
         local_done = list(map(operator.add, dequeues, handler))
         remote = list(map(operator.sub, sends, local_done))
