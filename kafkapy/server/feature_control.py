@@ -22,10 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkapy.common.feature_names import KRAFT_VERSION, METADATA_VERSION
 from kafkapy.zk.zk_data import FEATURE_PATH
-
-METADATA_VERSION = "metadata.version"
-KRAFT_VERSION = "kraft.version"
 
 ENABLED = 1
 

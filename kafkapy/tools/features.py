@@ -14,9 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkapy.common.feature_names import METADATA_VERSION
 from kafkapy.tools import ToolFailure
-
-METADATA_VERSION = "metadata.version"
 
 # MetadataVersion (3.9): feature level -> "release-IVn", in order; first production bootstrap is 3.3-IV0.
 METADATA_VERSIONS: list[tuple[int, str]] = [
