@@ -223,6 +223,11 @@ def _version() -> str:
     return __version__
 
 
+def missing_argument(name: str) -> UsageError:
+    """Kafka's CommandLineUtils.checkRequiredArgs message for an absent option (`name` without dashes)."""
+    return UsageError(f'Missing required argument "[{name}]"')
+
+
 def require_exactly_one(args: argparse.Namespace, flags: Sequence[str], message: str | None = None) -> str:
     """Kafka's "exactly one action" check; returns the flag given. `flags` are '--list'-style names."""
     given = [f for f in flags if getattr(args, f.lstrip("-").replace("-", "_").replace(".", "_"), None)]

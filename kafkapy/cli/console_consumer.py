@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, run
 
 
 def build_parser() -> ToolParser:
@@ -98,7 +98,7 @@ def check_args(args: argparse.Namespace) -> None:
     elif args.offset is not None:
         raise UsageError("The partition is required when offset is specified.")
     if not args.bootstrap_server:
-        raise UsageError('Missing required argument "[bootstrap-server]"')
+        raise missing_argument("bootstrap-server")
 
 
 def _record_json(r: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import argparse
 import random
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, run
 
 
 def build_parser() -> ToolParser:
@@ -83,7 +83,7 @@ def consumer_props(file_props: dict[str, str], args: argparse.Namespace, group: 
 
 def execute(args: argparse.Namespace, out: Any) -> int:
     if not args.bootstrap_server:
-        raise UsageError('Missing required argument "[bootstrap-server]"')
+        raise missing_argument("bootstrap-server")
     if (args.topic is None) == (args.include is None):
         raise UsageError("Exactly one of the following arguments is required: --topic, --include")
     if not args.reporting_interval.isdigit():

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, require_exactly_one, run
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, require_exactly_one, run
 
 ACTIONS = ("--create", "--renew", "--expire", "--describe")
 # Kafka's checkInvalidArgs: options each action refuses.
@@ -64,12 +64,12 @@ def build_parser() -> ToolParser:
 def _check_args(args: argparse.Namespace, action: str) -> None:
     for flag, dest in (("--bootstrap-server", "bootstrap_server"), ("--command-config", "command_config")):
         if getattr(args, dest) is None:
-            raise UsageError(f"Missing required argument \"[{flag.lstrip('-')}]\"")
+            raise missing_argument(flag.lstrip("-"))
     required = {"create": ("max_life_time_period",), "renew": ("hmac", "renew_time_period"),
                 "expire": ("hmac", "expiry_time_period"), "describe": ()}[action]
     for dest in required:
         if getattr(args, dest) is None:
-            raise UsageError(f"Missing required argument \"[{dest.replace('_', '-')}]\"")
+            raise missing_argument(dest.replace("_", "-"))
     for dest in INVALID[action]:
         if getattr(args, dest) is not None:
             raise UsageError(f"Option \"[{action}]\" can't be used with option \"[{dest.replace('_', '-')}]\"")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+from kafkapy.cli.command import ToolError, ToolParser, missing_argument, run
 
 
 def build_parser() -> ToolParser:
@@ -31,7 +31,7 @@ def build_parser() -> ToolParser:
 
 def execute(args: argparse.Namespace, out: Any) -> int:
     if not args.describe:
-        raise UsageError('Missing required argument "[describe]"')
+        raise missing_argument("describe")
     from kafkapy.cli.properties import load_properties
     from kafkapy.tools import log_dirs as ld
     from kafkapy.tools.tool_support import admin_client

@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, run
 
 DESCRIPTION = "This tool helps to continuously copy data between two Kafka clusters."
 JAVA_CLASS_FLAGS = ("consumer_rebalance_listener", "rebalance_listener_args", "message_handler",
@@ -68,7 +68,7 @@ def build_parser() -> ToolParser:
 def execute(args: argparse.Namespace, out: Any) -> int:
     for name in ("consumer_config", "producer_config"):
         if getattr(args, name) is None:
-            raise UsageError(f'Missing required argument "[{name.replace("_", ".")}]"')
+            raise missing_argument(name.replace("_", "."))
     given = [f"--{n.replace('_', '.')}" for n in JAVA_CLASS_FLAGS if getattr(args, n) is not None]
     if given:
         raise UsageError(f"{given[0]} names a Java class; kafkapy's mirror maker has no plug-in classes")

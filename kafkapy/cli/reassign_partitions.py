@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, run
 
 ACTIONS = ("generate", "execute", "verify", "cancel", "list")
 REQUIRED = {"verify": ("reassignment-json-file",), "generate": ("topics-to-move-json-file", "broker-list"),
@@ -129,7 +129,7 @@ def validate(args: argparse.Namespace) -> str:
             raise UsageError(f'Option "[zookeeper]" can\'t be used with action "[{action}]"')
     for name in REQUIRED[action]:
         if _value(args, name) is None:
-            raise UsageError(f'Missing required argument "[{name}]"')
+            raise missing_argument(name)
     for name in args.given:
         if name != action and name not in REQUIRED[action] and name not in PERMITTED[action] + ("zookeeper",):
             raise UsageError(f'Option "[{name}]" can\'t be used with action "[{action}]"')

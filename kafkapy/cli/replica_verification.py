@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkapy.cli.command import ToolParser, UsageError, run
+from kafkapy.cli.command import ToolParser, missing_argument, run
 
 
 def build_parser() -> ToolParser:
@@ -44,7 +44,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
     from kafkapy.tools.tool_support import admin_client
 
     if args.bootstrap_server is None:
-        raise UsageError('Missing required argument "[broker-list]"')
+        raise missing_argument("broker-list")
     admin = admin_client(args.bootstrap_server, client_id="ReplicaVerification")
     try:
         verifier = rv.ReplicaVerifier(admin, args.topics_include, args.fetch_size, args.max_wait_ms, args.time,

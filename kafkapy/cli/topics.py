@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, run
 
 ERROR_PREFIX = "Error while executing topic command : "
 ACTIONS = ("--list", "--describe", "--create", "--alter", "--delete")
@@ -113,13 +113,13 @@ def check_args(args: argparse.Namespace) -> str:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
     action = actions[0]
     if action not in ("list", "describe") and args.topic is None:
-        raise UsageError('Missing required argument "[topic]"')
+        raise missing_argument("topic")
     if action == "alter":
         if args.config:
             raise UsageError(
                 'Option combination "[bootstrap-server],[config]" can\'t be used with option "[alter]"' + CONFIGS_HINT)
         if args.partitions is None:
-            raise UsageError('Missing required argument "[partitions]"')
+            raise missing_argument("partitions")
     for dest, allowed in _ALLOWED_WITH.items():
         value = getattr(args, dest)
         if value and action not in allowed:
