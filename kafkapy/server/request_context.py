@@ -89,8 +89,9 @@ class RequestContext:
                                          body)
         send_start_ns = self.server.time.nanoseconds()
         self.channel.send_response(self.request, chunks, throttle)
-        if self.server.metrics is not None:
-            self.server.metrics.request_metrics.record(self, body, send_start_ns, throttle)
+        metrics = self.server.metrics
+        if metrics is not None:
+            metrics.request_metrics.record(self, body, send_start_ns, throttle)
         if self.request_log is not None:
             request_logger.log_completed(self, body, send_start_ns, self.server.time.nanoseconds(), throttle)
 
@@ -98,8 +99,9 @@ class RequestContext:
         # acks=0 produce: nothing to tell the client, but the quota still mutes its connection (Kafka 2.0+).
         send_start_ns, throttle = self.server.time.nanoseconds(), self._throttle_ms(())
         self.channel.send_response(self.request, None, throttle)
-        if self.server.metrics is not None:
-            self.server.metrics.request_metrics.record(self, None, send_start_ns, throttle)
+        metrics = self.server.metrics
+        if metrics is not None:
+            metrics.request_metrics.record(self, None, send_start_ns, throttle)
         if self.request_log is not None:
             request_logger.log_completed(self, None, send_start_ns, self.server.time.nanoseconds(), throttle)
 
