@@ -1,6 +1,7 @@
 """Partition count on one broker: creation time, Metadata latency and restart time (issue 20 item 7).
 
     python bench/bench_partitions.py [--counts 1000,5000,10000] [--per-topic 100] [--dir /tmp/x]
+                                     [--override num.recovery.threads.per.data.dir=4 ...]
 
 For each count N: starts a broker subprocess (`kafkapy server-start`, embedded metadata, its own log
 dir), creates N partitions as N/--per-topic topics in one CreateTopics request and times it until
@@ -42,8 +43,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Broker:
-    def __init__(self, log_dir: str, run_dir: str, timeout_s: float) -> None:
+    def __init__(self, log_dir: str, run_dir: str, timeout_s: float, overrides: dict[str, str] | None = None) -> None:
         self.log_dir, self.run_dir, self.timeout_s = log_dir, run_dir, timeout_s
+        self.overrides = dict(overrides or {})
         self.proc: subprocess.Popen | None = None
         self.port = -1
 
@@ -54,7 +56,7 @@ class Broker:
             os.unlink(os.path.join(self.run_dir, name))
         argv = [sys.executable, "-m", "kafkapy.cli.main", "server-start"]
         for k, v in {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": self.log_dir,
-                     "num.network.threads": "2", "num.io.threads": "4"}.items():
+                     "num.network.threads": "2", "num.io.threads": "4", **self.overrides}.items():
             argv += ["--override", f"{k}={v}"]
         start = time.perf_counter()
         out = open(os.path.join(self.run_dir, "..", "broker.out"), "ab")  # noqa: SIM115
@@ -137,9 +139,10 @@ def wait_all_led(port: int, expected: int, timeout_s: float) -> None:
     raise TimeoutError(f"not every one of {expected} partitions has a leader after {timeout_s}s")
 
 
-def run_count(n: int, per_topic: int, base: str, timeout_s: float) -> dict[str, float]:
+def run_count(n: int, per_topic: int, base: str, timeout_s: float,
+              overrides: dict[str, str] | None = None) -> dict[str, float]:
     work = tempfile.mkdtemp(prefix=f"bench-partitions-{n}-", dir=base)
-    broker = Broker(os.path.join(work, "logs"), os.path.join(work, "run"), timeout_s)
+    broker = Broker(os.path.join(work, "logs"), os.path.join(work, "run"), timeout_s, overrides)
     try:
         broker.start()
         topics = [CreateTopicsRequest.CreatableTopic(name=f"bench-{i:04d}", num_partitions=min(per_topic, n - i * per_topic),
@@ -187,13 +190,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-topic", type=int, default=100)
     p.add_argument("--dir", default=None)
     p.add_argument("--timeout", type=float, default=180.0, help="bound of each step, seconds")
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="a broker config (e.g. num.recovery.threads.per.data.dir=4); repeatable")
     args = p.parse_args(argv)
+    overrides = dict(o.split("=", 1) for o in args.override)
     base = args.dir or tempfile.gettempdir()
     print(f"{'partitions':>10} {'create s':>9} {'(cpu s)':>8} {'metadata ms':>12} {'(min)':>6} {'restart s':>10} "
           f"{'(cpu s)':>8}")
     for n in (int(x) for x in args.counts.split(",")):
         try:
-            r = run_count(n, args.per_topic, base, args.timeout)
+            r = run_count(n, args.per_topic, base, args.timeout, overrides)
         except (RuntimeError, TimeoutError, OSError) as e:
             print(f"{n:>10} failed: {e}")
             continue
