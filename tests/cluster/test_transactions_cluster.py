@@ -136,3 +136,44 @@ def test_kafkapy_transactional_producer_across_brokers(cluster) -> None:
         p.close(30)
     assert sorted(read(cluster, "read_committed", 30, topic=topic)) == committed
     assert len(read(cluster, "read_uncommitted", 60, topic=topic)) == 60
+
+
+def test_describe_producers_and_find_hanging_on_a_follower(cluster) -> None:
+    """`transactions describe-producers --broker-id F` / `find-hanging --broker-id F` ask a follower: it answers
+    from its own replica's producer state, as Kafka's Partition.activeProducerState (was NOT_LEADER_OR_FOLLOWER)."""
+    import json
+    import subprocess
+    import sys
+
+    topic = "xtx-follower"
+    admin = cluster.admin()
+    try:
+        admin.create_topics([NewTopic(topic, 1, 3)])
+    finally:
+        admin.close()
+    cluster.wait_for(lambda: len(describe(cluster, topic)) == 1 and len(describe(cluster, topic)[0][2]) == 3, 60,
+                     what="the topic with a full ISR")
+    p = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "xtx-follower-1", "linger.ms": 0})
+    p.init_transactions(60)
+    p.begin_transaction()
+    p.produce(topic, b"open", partition=0)
+    p.flush(30)
+    leader, replicas, _isr = describe(cluster, topic)[0]
+    follower = next(r for r in replicas if r != leader)
+
+    def tool(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kafkapy.cli.main", "transactions", "--bootstrap-server",
+                               cluster.bootstrap, *args], capture_output=True, text=True, timeout=120)
+
+    def described() -> list[dict]:
+        r = tool("--output", "json", "describe-producers", "--topic", topic, "--partition", "0",
+                 "--broker-id", str(follower))
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    rows = cluster.wait_for(described, 30, what="the follower's producer state")
+    assert len(rows) == 1 and rows[0]["CurrentTransactionStartOffset"] == 0 and rows[0]["LastSequence"] == 0
+    r = tool("find-hanging", "--broker-id", str(follower), "--max-transaction-timeout", "0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1:] == []  # open, not hanging: the coordinator still lists the partition
+    p.abort_transaction(60)
