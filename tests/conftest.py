@@ -34,6 +34,8 @@ BASE_OVERRIDES = {
     "num.network.threads": "2",
     "num.io.threads": "4",
     "log.retention.check.interval.ms": "300000",
+    # Kafka's default 3 s delay before a new group's first rebalance would add 3 s to every group join.
+    "group.initial.rebalance.delay.ms": "0",
 }
 
 
