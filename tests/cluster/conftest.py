@@ -48,6 +48,7 @@ BROKER_OVERRIDES = {
     "transaction.state.log.replication.factor": "3",
     "replica.lag.time.max.ms": "10000",
     "leader.imbalance.check.interval.seconds": "3600",
+    "group.initial.rebalance.delay.ms": "0",  # a group's first join does not wait Kafka's default 3 s
 }
 
 
