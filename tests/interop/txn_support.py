@@ -15,6 +15,7 @@ TXN_OVERRIDES = {
     "offsets.topic.num.partitions": "4",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",  # a group's first join does not wait Kafka's default 3 s
 }
 
 
