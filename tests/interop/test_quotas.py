@@ -31,7 +31,8 @@ VALUE = b"q" * 10_000
 def broker():
     # 127.0.0.2 (loopback too) may open 2 connections; the clients on 127.0.0.1 are not limited.
     with KafkaBroker({"quota.window.num": "2", "quota.window.size.seconds": "1",
-                      "max.connections.per.ip.overrides": "127.0.0.2:2"}) as b:
+                      "max.connections.per.ip.overrides": "127.0.0.2:2",
+                      "group.initial.rebalance.delay.ms": "0"}) as b:  # no 3 s wait before the first join
         yield b
 
 
