@@ -55,6 +55,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(tmp / "data"),
+        "group.initial.rebalance.delay.ms": "0",  # _consume's group join does not wait Kafka's default 3 s
         "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
