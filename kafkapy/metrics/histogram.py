@@ -68,13 +68,6 @@ class Histogram:
                 self._rescale(now)
             self._add(value, math.exp(ALPHA * (now // 1_000_000_000 - self._start_s)) / (self._random() or 1e-300))
 
-    def _add_sample(self, value: float, priority: float) -> None:
-        heap = self._heap
-        if len(heap) < RESERVOIR_SIZE:
-            heapq.heappush(heap, (priority, value))
-        elif heap[0][0] < priority:
-            heapq.heapreplace(heap, (priority, value))
-
     def _add(self, value: float, priority: float) -> None:
         """Record one value with its sample priority (the caller holds the lock)."""
         heap = self._heap
@@ -92,25 +85,17 @@ class Histogram:
         self._sum += value
         self._sumsq += value * value
 
-    def _add_stats(self, values: Sequence[float], scale: float = 1.0) -> None:
-        """Count, min, max, sum and sum of squares of a batch (values x scale), in C loops (the caller holds
-        the lock)."""
-        if not any(values):  # an all-zero column (ResponseQueueTimeMs, unthrottled ThrottleTimeMs): one C pass
-            if self._count == 0:
-                self._min = self._max = 0.0
-            else:
-                self._min, self._max = min(self._min, 0.0), max(self._max, 0.0)
-            self._count += len(values)
-            return
-        lo, hi = min(values) * scale, max(values) * scale
+    def _add_summary(self, count: int, lo: float, hi: float, total: float, sumsq: float, scale: float) -> None:
+        """Count, min, max, sum and sum of squares of a batch already summed (raw values; x scale here; the
+        caller holds the lock)."""
+        lo, hi = lo * scale, hi * scale
         if self._count == 0:
             self._min, self._max = lo, hi
         else:
             self._min, self._max = min(self._min, lo), max(self._max, hi)
-        self._count += len(values)
-        self._sum += sum(values) * scale
-        # hypot(*values) ** 2 is the sum of squares, in one C pass over doubles (the int products were 7x slower)
-        self._sumsq += (math.hypot(*values) * scale) ** 2
+        self._count += count
+        self._sum += total * scale
+        self._sumsq += sumsq * scale * scale
 
     def _rescale(self, now: int) -> None:
         old_start = self._start_s
@@ -184,10 +169,17 @@ class HistogramSet:
         reservoir's floor or the reservoir's size is reached; the same reservoir as offering all n, for work
         that grows with what enters, not with n."""
         n = len(columns[0])
+        stats = [(min(c), max(c), sum(c), math.hypot(*c) ** 2) if n and any(c) else (0, 0, 0, 0.0)
+                 for c in columns]  # C loops; hypot ** 2 is the sum of squares in one pass over doubles
+        self.update_summary(n, stats, now, scales or [1.0] * len(columns), lambda i: [c[i] for c in columns])
+
+    def update_summary(self, n: int, stats: Sequence[tuple[float, float, float, float]], now: int,
+                       scales: Sequence[float], value_at: Callable[[int], Sequence[float]]) -> None:
+        """Record n events given as per-member (min, max, sum, sum of squares) of their raw values (each member
+        scaled by scales[k]) and value_at(i), the raw values of event i for every member: the statistics as
+        update_batch's, and the same reservoir draw, which reads only the events it picks."""
         if not n:
             return
-        if scales is None:
-            scales = [1.0] * len(columns)
         with self._lock:
             if now >= self._next_rescale_ns:
                 for h in self.members:
@@ -198,12 +190,17 @@ class HistogramSet:
             floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else 0.0
             priorities = _top_priorities(n, weight, floor, self._random)
             if priorities:
-                chosen = list(zip(random.sample(range(n), len(priorities)), priorities, strict=True))
-                for h, column, scale in zip(self.members, columns, scales, strict=True):
-                    for i, p in chosen:
-                        h._add_sample(column[i] * scale, p)
-            for h, column, scale in zip(self.members, columns, scales, strict=True):
-                h._add_stats(column, scale)
+                chosen = [(p, value_at(i)) for i, p in zip(random.sample(range(n), len(priorities)), priorities,
+                                                           strict=True)]
+                for k, (h, scale) in enumerate(zip(self.members, scales, strict=True)):
+                    heap = h._heap  # one heap operation per sampled event
+                    for p, values in chosen:
+                        if len(heap) < RESERVOIR_SIZE:
+                            heapq.heappush(heap, (p, values[k] * scale))
+                        elif heap[0][0] < p:
+                            heapq.heapreplace(heap, (p, values[k] * scale))
+            for h, (lo, hi, total, sumsq), scale in zip(self.members, stats, scales, strict=True):
+                h._add_summary(n, lo, hi, total, sumsq, scale)
 
 
 def _top_priorities(n: int, weight: float, floor: float, rnd: Callable[[], float]) -> list[float]:

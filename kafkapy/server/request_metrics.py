@@ -6,7 +6,7 @@ ns, dequeue ns, handler ns, send start ns, end ns, request bytes, throttle ms, c
 the `array('q')` of its request type, version and follower flag (one dict look-up by an int key; no Python
 object outlives the call, so the garbage collector sees no growth: tuples kept until the fold made gen-0, then
 full collections run); other error codes, rare, go to a deque. `fold`, run by the registry's tick thread every
-second and before each snapshot, slices each array by column and updates, per request type:
+second and before each snapshot, sums each array's rows per column (kafkapy/metrics/request_fold) and updates, per request type:
 RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs, LocalTimeMs,
 RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs, ResponseSendTimeMs and RequestBytes {request}, and
 ErrorsPerSec{request,error} over every error code the response carries (Kafka's errorCounts, NONE included).
@@ -25,11 +25,11 @@ created under the registry's lock and each has its own.
 
 from __future__ import annotations
 
-import operator
 import threading
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable
+from functools import partial
 from operator import attrgetter
 from struct import Struct
 from time import monotonic_ns as _monotonic_ns
@@ -41,19 +41,14 @@ from kafkapy.metrics.histogram import HistogramSet
 from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
 from kafkapy.metrics.registry import ATTRIBUTES, HISTOGRAM, KafkaMetricsGroup, MetricsRegistry, Sample
+from kafkapy.metrics.request_fold import COLUMNS, request_stats, row_values
 from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 
-_TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
-          "ResponseQueueTimeMs", "ResponseSendTimeMs")
 MAX_PENDING = 100_000
 _ROW = 8
 _PENDING_INTS = MAX_PENDING * _ROW
 _pack_row = Struct(f"={_ROW}q").pack
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
-
-
-def _zeros(n: int) -> list[int]:
-    return [0] * n
 
 
 _QUOTA_TYPES: dict[int, str] = {ApiKey.PRODUCE: "Produce", ApiKey.FETCH: "Fetch"}
@@ -197,8 +192,8 @@ class _ApiMetrics:
         self.name = name
         self.group = group
         # The seven times and RequestBytes are updated together, once per request: one lock, one clock read.
-        self.histograms = HistogramSet(len(_TIMES) + 1, group.registry.time)
-        for hist_name, hist in zip((*_TIMES, "RequestBytes"), self.histograms.members, strict=True):
+        self.histograms = HistogramSet(len(COLUMNS), group.registry.time)
+        for hist_name, hist in zip(COLUMNS, self.histograms.members, strict=True):
             group.registry.register(group.name(hist_name, request=name), HISTOGRAM, hist)
         self.requests_by_version: dict[int, Meter] = {}
         self.errors: dict[int, Meter] = {}
@@ -314,9 +309,9 @@ class RequestMetrics:
             for key, rows in list(self._pending.items()):
                 n = len(rows)  # each frombytes is atomic: the first n ints are whole rows, later ones wait
                 if n:
-                    flat = rows[:n].tolist()
+                    chunk = rows[:n]
                     del rows[:n]
-                    self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, flat, now)
+                    self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, chunk, now)
             errors = self._errors
             for _ in range(len(errors)):
                 api_key, counts = errors.popleft()
@@ -328,23 +323,14 @@ class RequestMetrics:
                 api_key, user, client, throttle, size = quotas.popleft()
                 self._record_quota(_QUOTA_TYPES[api_key], user, client, 1, throttle, size)
 
-    def _fold_group(self, api_key: int, version: int, follower: int, flat: list[int], now: int) -> None:
-        starts, dequeues, handler, sends, ends, sizes, throttles, nones = (flat[i::_ROW] for i in range(_ROW))
-        count = len(starts)
-        if not all(dequeues):  # answered without a handler thread's dequeue (tests, internal requests)
-            dequeues = [d or s for d, s in zip(dequeues, starts, strict=True)]
-        # Integer ns columns made by C loops (map/operator); scaled to ms inside the histogram sums.
-        local_done = list(map(operator.add, dequeues, handler))
-        remote = list(map(operator.sub, sends, local_done))
-        if min(remote) < 0:  # handler time is measured on another clock: clamp as Kafka's max(0, ...)
-            remote = [r if r > 0 else 0 for r in remote]
-        columns = (list(map(operator.sub, ends, starts)), list(map(operator.sub, dequeues, starts)), handler, remote,
-                   throttles, _zeros(count), list(map(operator.sub, ends, sends)), sizes)
+    def _fold_group(self, api_key: int, version: int, follower: int, rows: array[int], now: int) -> None:
+        # Per-column min/max/sum/sum of squares in one loop over the rows (C when built: request_fold); the
+        # reservoir reads only the rows it samples.
+        count, none, stats = request_stats(rows)
         targets = self._targets(api_key, version, bool(follower))
         for m, requests in targets:
             requests.mark(count)
-            m.histograms.update_batch(columns, now, _SCALES)
-        none = sum(nones)
+            m.histograms.update_summary(count, stats, now, _SCALES, partial(row_values, rows))
         if none:
             targets[0][0].error(0).mark(none)
 

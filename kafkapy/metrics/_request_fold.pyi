@@ -1,0 +1,3 @@
+from array import array
+
+def request_stats(rows: array[int], /) -> tuple[int, int, tuple[tuple[int, int, int, float], ...]]: ...
