@@ -17,10 +17,12 @@ import math
 import random
 import threading
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.metrics.meter import Meter
 
+_V = TypeVar("_V")
 RESERVOIR_SIZE = 1028
 ALPHA = 0.015
 RESCALE_THRESHOLD_NS = 3600 * 1_000_000_000
@@ -45,7 +47,7 @@ def quantile(sorted_values: list[float], q: float) -> float:
 
 class Histogram:
     __slots__ = ("_time", "_lock", "_heap", "_start_s", "_next_rescale_ns", "_count", "_min", "_max", "_sum",
-                 "_sumsq", "_random")
+                 "_sumsq", "_random", "_set", "_index")
 
     def __init__(self, time: Time = SYSTEM) -> None:
         self._time = time
@@ -60,6 +62,8 @@ class Histogram:
         self._sum = 0.0
         self._sumsq = 0.0
         self._random = random.random
+        self._set: HistogramSet | None = None  # a member of a set: the sample is column _index of the set's heap
+        self._index = 0
 
     def update(self, value: float) -> None:
         now = self._time.nanoseconds()
@@ -75,6 +79,10 @@ class Histogram:
             heapq.heappush(heap, (priority, value))
         elif heap[0][0] < priority:
             heapq.heapreplace(heap, (priority, value))
+        self._add_value(value)
+
+    def _add_value(self, value: float) -> None:
+        """Count, min, max, sum and sum of squares of one value (the caller holds the lock)."""
         if self._count == 0:
             self._min = self._max = value
         elif value < self._min:
@@ -98,20 +106,22 @@ class Histogram:
         self._sumsq += sumsq * scale * scale
 
     def _rescale(self, now: int) -> None:
-        old_start = self._start_s
-        self._start_s = now // 1_000_000_000
-        self._next_rescale_ns = now + RESCALE_THRESHOLD_NS
-        factor = math.exp(-ALPHA * (self._start_s - old_start))
-        self._heap = [(p * factor, v) for p, v in self._heap]
-        heapq.heapify(self._heap)
+        self._heap, self._start_s, self._next_rescale_ns = _rescaled(self._heap, self._start_s, now)
 
     @property
     def count(self) -> int:
         return self._count
 
+    def _sample(self) -> list[float]:
+        """The reservoir's values (the caller holds the lock)."""
+        if self._set is None:
+            return [v for _, v in self._heap]
+        k = self._index
+        return [values[k] for _, values in self._set._heap]
+
     def values(self) -> list[float]:
         with self._lock:
-            return sorted(v for _, v in self._heap)
+            return sorted(self._sample())
 
     def percentile(self, q: float) -> float:
         return quantile(self.values(), q)
@@ -119,7 +129,7 @@ class Histogram:
     def attributes(self) -> dict[str, float | int | str]:
         """JMX attributes of Yammer's HistogramMBean."""
         with self._lock:
-            values = sorted(v for _, v in self._heap)
+            values = sorted(self._sample())
             count, mn, mx = self._count, self._min, self._max
             mean = self._sum / count if count else 0.0
             var = (self._sumsq - self._sum * mean) / (count - 1) if count > 1 else 0.0
@@ -135,14 +145,17 @@ class Histogram:
 class HistogramSet:
     """Histograms always updated together (a request's TotalTimeMs, RequestQueueTimeMs, ... RequestBytes): one
     lock, one clock read and one sample priority per update (each member's reservoir stays an exponentially
-    decaying sample of its own values; sharing the priority only correlates which requests the members keep)."""
+    decaying sample of its own values; sharing the priority only correlates which requests the members keep).
+    As the members' priorities are the same, their reservoirs are one heap of (priority, the members' values):
+    one heap operation per sampled event for all members; member k reads column k."""
 
     def __init__(self, size: int, time: Time = SYSTEM) -> None:
         self._time = time
         self._lock = threading.Lock()
         self.members = [Histogram(time) for _ in range(size)]
-        for h in self.members:
-            h._lock = self._lock
+        for k, h in enumerate(self.members):
+            h._lock, h._set, h._index = self._lock, self, k
+        self._heap: list[tuple[float, tuple[float, ...]]] = []
         self._start_s = self.members[0]._start_s
         self._next_rescale_ns = self.members[0]._next_rescale_ns
         self._random = random.random
@@ -152,12 +165,21 @@ class HistogramSet:
             now = self._time.nanoseconds()
         with self._lock:
             if now >= self._next_rescale_ns:
-                for h in self.members:
-                    h._rescale(now)
-                self._start_s, self._next_rescale_ns = self.members[0]._start_s, self.members[0]._next_rescale_ns
+                self._rescale(now)
             priority = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s)) / (self._random() or 1e-300)
+            self._add_sample(priority, tuple(values))
             for h, v in zip(self.members, values, strict=True):
-                h._add(v, priority)
+                h._add_value(v)
+
+    def _add_sample(self, priority: float, values: tuple[float, ...]) -> None:
+        heap = self._heap
+        if len(heap) < RESERVOIR_SIZE:
+            heapq.heappush(heap, (priority, values))
+        elif heap[0][0] < priority:
+            heapq.heapreplace(heap, (priority, values))
+
+    def _rescale(self, now: int) -> None:
+        self._heap, self._start_s, self._next_rescale_ns = _rescaled(self._heap, self._start_s, now)
 
     def update_batch(self, columns: Sequence[Sequence[float]], now: int,
                      scales: Sequence[float] | None = None) -> None:
@@ -182,25 +204,24 @@ class HistogramSet:
             return
         with self._lock:
             if now >= self._next_rescale_ns:
-                for h in self.members:
-                    h._rescale(now)
-                self._start_s, self._next_rescale_ns = self.members[0]._start_s, self.members[0]._next_rescale_ns
+                self._rescale(now)
             weight = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s))
-            heap = self.members[0]._heap
+            heap = self._heap
             floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else 0.0
             priorities = _top_priorities(n, weight, floor, self._random)
-            if priorities:
-                chosen = [(p, value_at(i)) for i, p in zip(random.sample(range(n), len(priorities)), priorities,
-                                                           strict=True)]
-                for k, (h, scale) in enumerate(zip(self.members, scales, strict=True)):
-                    heap = h._heap  # one heap operation per sampled event
-                    for p, values in chosen:
-                        if len(heap) < RESERVOIR_SIZE:
-                            heapq.heappush(heap, (p, values[k] * scale))
-                        elif heap[0][0] < p:
-                            heapq.heapreplace(heap, (p, values[k] * scale))
+            for i, p in zip(random.sample(range(n), len(priorities)), priorities, strict=True):
+                self._add_sample(p, tuple(v * scale for v, scale in zip(value_at(i), scales, strict=True)))
             for h, (lo, hi, total, sumsq), scale in zip(self.members, stats, scales, strict=True):
                 h._add_summary(n, lo, hi, total, sumsq, scale)
+
+
+def _rescaled(heap: list[tuple[float, _V]], start_s: int, now: int) -> tuple[list[tuple[float, _V]], int, int]:
+    """Yammer's rescale: priorities moved to a landmark at now (heap, landmark s, next rescale ns)."""
+    new_start = now // 1_000_000_000
+    factor = math.exp(-ALPHA * (new_start - start_s))
+    rescaled = [(p * factor, v) for p, v in heap]
+    heapq.heapify(rescaled)
+    return rescaled, new_start, now + RESCALE_THRESHOLD_NS
 
 
 def _top_priorities(n: int, weight: float, floor: float, rnd: Callable[[], float]) -> list[float]:

@@ -61,3 +61,24 @@ def test_compiled_rejects_partial_rows() -> None:
     assert request_fold._compiled is not None
     with pytest.raises(ValueError):
         request_fold._compiled(array("q", [1, 2, 3]))
+
+
+def test_histogram_set_members_share_one_reservoir_and_rescale() -> None:
+    """A HistogramSet keeps one heap of (priority, the members' values): member k reads column k (scaled); after
+    an hour's rescale the same values remain and new ones still enter."""
+    from kafkapy.common.time import MockTime
+    from kafkapy.metrics.histogram import HistogramSet
+
+    time = MockTime()
+    hs = HistogramSet(2, time)
+    rows = array("q", [v for i in range(10) for v in (0, 0, 1_000_000 * i, 0, 0, 100 + i, 0, 1)])
+    hs.update_summary(10, request_stats_py(rows)[2][2:4], time.nanoseconds(), (1e-6, 1.0),
+                      lambda i: row_values(rows, i)[2:4])
+    first, second = hs.members
+    assert first.values() == [float(i) for i in range(10)]  # LocalTimeMs: handler ns scaled to ms
+    assert second.values() == [0.0] * 10  # RemoteTimeMs of these rows: clamped at 0
+    time.sleep(3601 * 1000)
+    hs.update((20.0, 5.0))
+    assert first.values() == [float(i) for i in range(10)] + [20.0] and sorted(second.values())[-1] == 5.0
+    attrs = first.attributes()
+    assert (attrs["Count"], attrs["Min"], attrs["Max"]) == (11, 0.0, 20.0)
