@@ -63,8 +63,6 @@ class Check:
 
 Op = Create | SetData | Delete | Check
 
-FEATURE_PATH = "/feature"  # Kafka's FeatureZNode (finalized features, KIP-584)
-
 
 # -- Kafka's types <-> kafkapy.zk.zk_data's plain payloads ---------------------------------------------------
 
@@ -415,7 +413,7 @@ class PathMetadataStore(MetadataStore):
     # -- finalized features (Kafka's /feature FeatureZNode) ---------------------------------------------------
 
     def get_feature_znode(self) -> tuple[dict[str, Any] | None, int]:
-        node = self._get(FEATURE_PATH)
+        node = self._get(zk_data.FEATURE_PATH)
         if node is None:
             return None, -1
         data, stat = node
@@ -423,7 +421,8 @@ class PathMetadataStore(MetadataStore):
 
     def set_feature_znode(self, data: dict[str, Any], expected_version: int) -> bool:
         """Create the node (expected_version < 0) or replace it at that version; False when another writer won."""
-        op = Create(FEATURE_PATH, data) if expected_version < 0 else SetData(FEATURE_PATH, data, expected_version)
+        op = (Create(zk_data.FEATURE_PATH, data) if expected_version < 0
+              else SetData(zk_data.FEATURE_PATH, data, expected_version))
         try:
             self._multi([op])
         except (NodeExistsError, BadVersionError, NoNodeError):
