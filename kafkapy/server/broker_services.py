@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from kafkapy.server.purgatory.delayed_operation_purgatory import DelayedOperationPurgatory
     from kafkapy.server.quota.quota_managers import QuotaManagers
     from kafkapy.server.replica_manager import ReplicaManager
+    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
     from kafkapy.storage.log_manager import LogManager
 
 
@@ -59,6 +60,8 @@ class BrokerServices:
     socket_server: SocketServer | None = None
     # Finalized features from the store's /feature node (apis/handler_support.feature_cache makes it on first use).
     feature_cache: FinalizedFeatureCache | None = None
+    # Delegation tokens (apis/handler_support.delegation_token_manager makes it on first use).
+    delegation_token_manager: DelegationTokenManager | None = None
     # Client quotas (produce / fetch bytes, request time); None until the broker has built them.
     quotas: QuotaManagers | None = None
     # authorizer.class.name's authorizer; None: every request is authorized (Kafka without an authorizer).

@@ -39,6 +39,7 @@ from kafkapy.protocol.messages import (
     RenewDelegationTokenRequest,
     RenewDelegationTokenResponse,
 )
+from kafkapy.server.apis.handler_support import delegation_token_manager
 from kafkapy.server.apis.registry import api
 
 # The token manager (hashlib, hmac, SCRAM) loads with the first token request (start-up time).
@@ -60,9 +61,7 @@ def allow_token_requests(ctx: RequestContext) -> bool:
 
 
 def _manager(ctx: RequestContext) -> DelegationTokenManager:
-    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
-
-    manager = DelegationTokenManager(ctx.server.config, ctx.server.controller.store, ctx.server.time.milliseconds)
+    manager = delegation_token_manager(ctx.server)
     if manager.enabled:
         manager.maybe_expire_tokens()
     return manager

@@ -24,6 +24,7 @@ from kafkapy.server.purgatory.delayed_controller_operation import complete_when_
 if TYPE_CHECKING:
     from kafkapy.server.broker_services import BrokerServices
     from kafkapy.server.request_context import RequestContext
+    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
 
 log = logging.getLogger("kafka.server.KafkaApis")
 
@@ -102,3 +103,19 @@ def feature_cache(services: BrokerServices) -> FinalizedFeatureCache | None:
                 cache = FinalizedFeatureCache(services.controller.store)
                 services.feature_cache = cache
     return cache
+
+
+def delegation_token_manager(services: BrokerServices) -> DelegationTokenManager:
+    """The broker's one DelegationTokenManager over its controller's store, made on first use (its module is
+    imported only then: a broker without token requests or SCRAM logins never loads it)."""
+    manager = services.delegation_token_manager
+    if manager is None:
+        from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
+
+        with _feature_cache_lock:
+            manager = services.delegation_token_manager
+            if manager is None:
+                manager = DelegationTokenManager(services.config, services.controller.store,
+                                                 services.time.milliseconds)
+                services.delegation_token_manager = manager
+    return manager

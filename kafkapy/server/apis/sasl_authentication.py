@@ -33,6 +33,7 @@ from kafkapy.protocol.messages import (
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
+from kafkapy.server.apis.handler_support import delegation_token_manager
 from kafkapy.server.apis.registry import DEFERRED, api
 from kafkapy.server.network.sasl_session import SaslSession, SaslState, log_authentication_failure
 
@@ -55,7 +56,6 @@ def _final(ctx: RequestContext, body: Any, reason: object, delay_ms: int = 0) ->
 
 
 def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> SaslServer:
-    from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
     from kafkapy.server.security.sasl_server import OAuthBearerSaslServer, PlainSaslServer, ScramSaslServer
     from kafkapy.server.security.scram_credentials import ScramCredentialStore
 
@@ -63,9 +63,9 @@ def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> Sa
         return PlainSaslServer(session.security.plain_users)
     if mechanism == "OAUTHBEARER":
         return OAuthBearerSaslServer(session.security.oauthbearer_validator, ctx.server.time.milliseconds)
-    store = ctx.server.controller.store
-    tokens = DelegationTokenManager(ctx.server.config, store, ctx.server.time.milliseconds)
-    return ScramSaslServer(mechanism, ScramCredentialStore(store).lookup, tokens.scram_credential)
+    tokens = delegation_token_manager(ctx.server)
+    return ScramSaslServer(mechanism, ScramCredentialStore(ctx.server.controller.store).lookup,
+                           tokens.scram_credential)
 
 
 @api(ApiKey.SASL_HANDSHAKE, 0, 1)

@@ -16,7 +16,8 @@ Lifetimes: max = min(requested, `delegation.token.max.lifetime.ms`) (<= 0: the c
 at max; expire with a negative period deletes the token at once. Expired tokens are never used and are
 removed by `expire_tokens()` (run at most every `delegation.token.expiry.check.interval.ms`, on the
 broker's token requests). Reads go to the store every time (a token created on one broker works on every
-broker at once); mutations of one broker are serialised by a module lock. Thread-safe.
+broker at once); a broker has one manager (BrokerServices.delegation_token_manager), whose lock serialises its
+mutations. Thread-safe.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import logging
 import threading
 import urllib.parse
 import uuid
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -53,12 +53,6 @@ SCRAM_TOKEN_ITERATIONS = 4096  # ScramMechanism.minIterations
 
 CREDENTIAL_CACHE_SIZE = 1024
 
-_mutation_lock = threading.Lock()
-# (mechanism, token id, password) -> its SCRAM credential: PBKDF2 (4096 rounds, ~3-12 ms) once per token, not per
-# login; keyed by the password too, so a token re-created under a new secret never matches a stale entry.
-_credentials: OrderedDict[tuple[str, str, str], scram.ScramCredential] = OrderedDict()
-_credential_lock = threading.Lock()
-_last_sweep_ms: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # by metadata store
 
 
 def sanitize(text: str) -> str:
@@ -159,6 +153,12 @@ class DelegationTokenManager:
         self._tokens = TokenStore(store)
         self._store = store
         self._now_ms = now_ms
+        self._mutation_lock = threading.Lock()
+        # (mechanism, token id, password) -> its SCRAM credential: PBKDF2 (4096 rounds, ~3-12 ms) once per token,
+        # not per login; keyed by the password too, so a token re-created under a new secret never matches.
+        self._credentials: OrderedDict[tuple[str, str, str], scram.ScramCredential] = OrderedDict()
+        self._credential_lock = threading.Lock()
+        self._last_sweep_ms = -(2**62)
 
     @property
     def enabled(self) -> bool:
@@ -175,7 +175,7 @@ class DelegationTokenManager:
     def create(self, owner: KafkaPrincipal, requester: KafkaPrincipal, renewers: Iterable[KafkaPrincipal],
                max_lifetime_ms: int) -> DelegationToken:
         self._require_enabled()
-        with _mutation_lock:
+        with self._mutation_lock:
             token_id = new_token_id()
             issued = self._now_ms()
             lifetime = self.max_lifetime_ms if max_lifetime_ms <= 0 else min(max_lifetime_ms, self.max_lifetime_ms)
@@ -195,7 +195,7 @@ class DelegationTokenManager:
     def renew(self, principal: KafkaPrincipal, mac: bytes, renew_period_ms: int) -> int:
         """The new expiry timestamp; raises Kafka's token errors."""
         self._require_enabled()
-        with _mutation_lock:
+        with self._mutation_lock:
             info = self._authorized_token(principal, mac)
             now = self._now_ms()
             if info.expired(now):
@@ -208,7 +208,7 @@ class DelegationTokenManager:
 
     def expire(self, principal: KafkaPrincipal, mac: bytes, expiry_period_ms: int) -> int:
         self._require_enabled()
-        with _mutation_lock:
+        with self._mutation_lock:
             info = self._authorized_token(principal, mac)
             now = self._now_ms()
             if expiry_period_ms < 0:
@@ -250,26 +250,26 @@ class DelegationTokenManager:
             return None
         password = base64.b64encode(self._hmac(token_id)).decode()
         key = (mechanism, token_id, password)
-        with _credential_lock:
-            credential = _credentials.get(key)
+        with self._credential_lock:
+            credential = self._credentials.get(key)
             if credential is not None:
-                _credentials.move_to_end(key)
+                self._credentials.move_to_end(key)
         if credential is None:  # Kafka's DelegationTokenCache keeps one per token and mechanism likewise
             credential = scram.ScramCredential.from_password(scram.MECHANISMS[mechanism], password,
                                                              scram.random_salt(), SCRAM_TOKEN_ITERATIONS)
-            with _credential_lock:
-                _credentials[key] = credential
-                while len(_credentials) > CREDENTIAL_CACHE_SIZE:
-                    _credentials.popitem(last=False)
+            with self._credential_lock:
+                self._credentials[key] = credential
+                while len(self._credentials) > CREDENTIAL_CACHE_SIZE:
+                    self._credentials.popitem(last=False)
         return credential, info.owner.name, max(1, info.expiry_timestamp - now)
 
     def maybe_expire_tokens(self) -> None:
         """Kafka's periodic expireTokens, run from token requests at most once per check interval."""
         now = self._now_ms()
-        with _mutation_lock:
-            if now - _last_sweep_ms.get(self._store, -(2**62)) < self.check_interval_ms:
+        with self._mutation_lock:
+            if now - self._last_sweep_ms < self.check_interval_ms:
                 return
-            _last_sweep_ms[self._store] = now
+            self._last_sweep_ms = now
             for token_id in self._tokens.ids():
                 info = self._tokens.get(token_id)
                 if info is not None and info.expired(now):
