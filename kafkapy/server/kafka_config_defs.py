@@ -107,6 +107,8 @@ _DEFS: list[tuple[str, ConfigType, str | None, Validator | None]] = [
     ("security.inter.broker.protocol", STR, "PLAINTEXT", None),
     ("socket.send.buffer.bytes", INT, "102400", None),
     ("socket.receive.buffer.bytes", INT, "102400", None),
+    ("socket.connection.setup.timeout.ms", LONG, "10000", None),
+    ("socket.connection.setup.timeout.max.ms", LONG, "30000", None),
     ("socket.request.max.bytes", INT, "104857600", at_least(1)),
     ("socket.listen.backlog.size", INT, "50", at_least(1)),
     ("max.connections", INT, str(INT_MAX), at_least(0)),
