@@ -44,7 +44,7 @@ from kafkapy.server.apis.handler_support import (
     controller_of,
     respond_after_controller,
 )
-from kafkapy.server.apis.registry import api
+from kafkapy.server.apis.registry import Deferred, api
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _elect_leaders_error(request: ElectLeadersRequest, version: int, code: int) 
 
 
 @api(ApiKey.ELECT_LEADERS, 0, 2, error_response=_elect_leaders_error)
-def handle_elect_leaders(ctx: RequestContext, request: ElectLeadersRequest) -> Any:
+def handle_elect_leaders(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersResponse | Deferred:
     ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     partitions = _requested_partitions(request)
     election_type = request.election_type if ctx.api_version >= 1 else ElectionType.PREFERRED
@@ -196,7 +196,7 @@ def _alter_reassignments_error(request: Any, version: int, code: int) -> AlterPa
 
 
 @api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 0, error_response=_alter_reassignments_error)
-def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> Any:
+def handle_alter_partition_reassignments(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse | Deferred:
     """The controller validates each target (Kafka's validateReplicas) and starts or cancels the moves."""
     ctx.require(AclOperation.ALTER, ResourceType.CLUSTER)
     Resp = AlterPartitionReassignmentsResponse

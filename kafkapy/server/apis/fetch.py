@@ -25,7 +25,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import FetchRequest, FetchResponse
 from kafkapy.protocol.types import ZERO_UUID
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 from kafkapy.server.fetch_params import FetchParams, FetchPartitionData, FetchPartitionInfo
 from kafkapy.server.fetch_session import FetchContext
 
@@ -65,7 +65,7 @@ def fetch_error_response(request: FetchRequest, version: int, code: int) -> Fetc
 
 
 @api(ApiKey.FETCH, 4, 17, error_response=fetch_error_response)
-def handle_fetch(ctx: RequestContext, request: FetchRequest) -> Any:
+def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchResponse | Deferred:
     services = ctx.server
     version = ctx.api_version
     use_ids = version >= 13

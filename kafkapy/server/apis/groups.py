@@ -14,7 +14,7 @@ Thread-safety: stateless; responses are sent from whichever thread completes the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode
@@ -41,7 +41,7 @@ from kafkapy.protocol.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 from kafkapy.server.auto_topic_creation_manager import auto_topic_creation_manager
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def join_group_response(result: JoinGroupResult, version: int) -> JoinGroupRespo
 
 
 @api(ApiKey.JOIN_GROUP, 0, 9)
-def handle_join_group(ctx: RequestContext, request: JoinGroupRequest) -> Any:
+def handle_join_group(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse | Deferred:
     ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     coordinator = _coordinator(ctx)
@@ -163,7 +163,7 @@ def sync_group_response(result: SyncGroupResult) -> SyncGroupResponse:
 
 
 @api(ApiKey.SYNC_GROUP, 0, 5)
-def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> Any:
+def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse | Deferred:
     ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     coordinator = _coordinator(ctx)
     if coordinator is None:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import KafkaError, NotControllerError, UnknownServerError
+from kafkapy.protocol.message import Message
 from kafkapy.server.apis import registry
-from kafkapy.server.apis.registry import DEFERRED
+from kafkapy.server.apis.registry import DEFERRED, Deferred
 from kafkapy.server.config_describer import ConfigHelper
 from kafkapy.server.feature_control import FinalizedFeatureCache
 from kafkapy.server.purgatory.delayed_controller_operation import complete_when_done
@@ -41,7 +42,7 @@ def wait_ms_for(ctx: RequestContext, timeout_ms: int) -> int:
     return timeout_ms if timeout_ms > 0 else ctx.server.config.get_int("request.timeout.ms")
 
 
-def _error_body(request: Any, version: int, code: int) -> Any:
+def _error_body(request: Message, version: int, code: int) -> Message:
     """The whole-request error answer of a controller-bound api (each registers its error_response)."""
     spec = registry.get(request.API_KEY)
     if spec is None or spec.error_response is None:
@@ -49,8 +50,8 @@ def _error_body(request: Any, version: int, code: int) -> Any:
     return spec.error_response(request, version, code)
 
 
-def respond_after_controller(ctx: RequestContext, request: Any, futures: list[concurrent.futures.Future], timeout_ms: int,
-                             build: Callable[[], Any]) -> Any:
+def respond_after_controller(ctx: RequestContext, request: Message, futures: list[concurrent.futures.Future], timeout_ms: int,
+                             build: Callable[[], Message]) -> Deferred:
     """Answer once the controller's futures are done (or the request times out) without holding this handler
     thread: `build()` makes the response from the finished futures (read them with `controller_result`)."""
 

@@ -33,7 +33,7 @@ from kafkapy.protocol.messages import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
@@ -64,7 +64,7 @@ def offset_commit_error_response(request: OffsetCommitRequest, version: int, cod
 
 
 @api(ApiKey.OFFSET_COMMIT, 0, 9, error_response=offset_commit_error_response)
-def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest) -> Any:
+def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitResponse | Deferred:
     ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
     services = ctx.server

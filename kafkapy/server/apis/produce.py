@@ -34,7 +34,7 @@ from kafkapy.record.compression import CompressionType
 from kafkapy.record.errors import CorruptRecordError
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 from kafkapy.server.partition_response import PartitionResponse, partition_error_response
 from kafkapy.server.transaction_verification import verify_transaction_partitions
 
@@ -155,7 +155,7 @@ def produce_error_response(request: ProduceRequest, version: int, code: int) -> 
 
 
 @api(ApiKey.PRODUCE, 0, 12, error_response=produce_error_response)
-def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Any:
+def handle_produce(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | Deferred:
     services = ctx.server
     acks = request.acks
     version = ctx.api_version

@@ -17,7 +17,7 @@ Thread-safety: the manager is created once under a lock; it is thread-safe itsel
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
@@ -32,7 +32,7 @@ from kafkapy.coordinator.producer_id_manager import (
 )
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 
 if TYPE_CHECKING:
     from kafkapy.server.broker_services import BrokerServices
@@ -76,7 +76,7 @@ def _init_error(request: InitProducerIdRequest, version: int, code: int) -> Init
 
 
 @api(ApiKey.INIT_PRODUCER_ID, 0, 5, error_response=_init_error)
-def handle_init_producer_id(ctx: RequestContext, request: InitProducerIdRequest) -> Any:
+def handle_init_producer_id(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse | Deferred:
     producer_id, producer_epoch = request.producer_id, request.producer_epoch
     if ctx.api_version < 3:
         producer_id, producer_epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH

@@ -3,32 +3,47 @@
 Each module in server/apis/ registers its handlers with `@api(ApiKey.X, min_version, max_version)`.
 ApiVersions is answered from this registry, so the broker advertises exactly what its handlers
 implement. A handler takes (ctx, request_body) and returns the response body, or DEFERRED when a
-purgatory operation will call `ctx.respond(...)` later, or NO_RESPONSE (acks=0 produce).
+purgatory operation will call `ctx.respond(...)` later, or NO_RESPONSE (acks=0 produce): both are members
+of the `Deferred` enum, so a handler is annotated `-> FetchResponse | Deferred` and mypy checks each
+registration against `Handler`.
 
 Thread-safety: registration happens at import time (one thread); lookups afterwards are read-only.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from kafkapy.protocol.message import Message
 
 if TYPE_CHECKING:
     from kafkapy.server.request_context import RequestContext
 
-if TYPE_CHECKING:
-    from kafkapy.server.request_context import RequestContext
 
-DEFERRED = object()
-NO_RESPONSE = object()
+class Deferred(enum.Enum):
+    """What a handler returns instead of a response body."""
 
-# The request body is the api's generated request class (Any: each handler names its own).
-Handler = Callable[["RequestContext", Any], Any]
+    DEFERRED = "deferred"  # a purgatory operation or callback calls ctx.respond(...) later
+    NO_RESPONSE = "no_response"  # the client expects no answer (acks=0 produce)
+
+
+DEFERRED: Final = Deferred.DEFERRED
+NO_RESPONSE: Final = Deferred.NO_RESPONSE
+
+RequestT = TypeVar("RequestT", bound=Message)
+ResponseT = TypeVar("ResponseT", bound=Message)
+
+# A handler and its whole-request error answer as the dispatcher calls them: the api's generated request class
+# in (already decoded with it), its response out.
+Handler = Callable[["RequestContext", Message], "Message | Deferred"]
 ErrorResponse = Callable[[Message, int, int], Message]
+# The same as a handler module defines them, with its own request and response classes.
+TypedHandler = Callable[["RequestContext", RequestT], "ResponseT | Deferred"]
+TypedErrorResponse = Callable[[RequestT, int, int], ResponseT]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +84,21 @@ HANDLER_MODULES = (
 )
 
 
-def api(api_key: int, min_version: int, max_version: int, error_response: ErrorResponse | None = None):
+def api(api_key: int, min_version: int, max_version: int,
+        error_response: TypedErrorResponse[RequestT, ResponseT] | None = None
+        ) -> Callable[[TypedHandler[RequestT, ResponseT]], TypedHandler[RequestT, ResponseT]]:
     """Register the decorated function as the handler of `api_key` for [min_version, max_version].
 
     `error_response(request, version, error_code)` builds the whole-request error answer used when the
     handler raises a KafkaError; without it the dispatcher fills every `error_code` field it finds.
     """
 
-    def register(fn: Handler) -> Handler:
-        _REGISTRY[int(api_key)] = ApiSpec(int(api_key), min_version, max_version, fn, error_response)
+    def register(fn: TypedHandler[RequestT, ResponseT]) -> TypedHandler[RequestT, ResponseT]:
+        # The dispatcher decodes the body with this api's request class, so both get the class they name
+        # (RequestT is narrower than the Message the dispatcher's types say: the ignores below are that widening).
+        handler: Handler = fn  # type: ignore[assignment]
+        on_error: ErrorResponse | None = error_response  # type: ignore[assignment]
+        _REGISTRY[int(api_key)] = ApiSpec(int(api_key), min_version, max_version, handler, on_error)
         return fn
 
     return register

@@ -16,7 +16,7 @@ ILLEGAL_SASL_STATE. Thread-safety: one request per connection at a time (muting)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.errors import (
     IllegalSaslStateError,
@@ -27,6 +27,7 @@ from kafkapy.common.errors import (
 from kafkapy.common.kafka_principal import KafkaPrincipal
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.header import encode_response
+from kafkapy.protocol.message import Message
 from kafkapy.protocol.messages import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -34,7 +35,7 @@ from kafkapy.protocol.messages import (
     SaslHandshakeResponse,
 )
 from kafkapy.server.apis.handler_support import delegation_token_manager
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 from kafkapy.server.network.sasl_session import SaslSession, SaslState, log_authentication_failure
 
 # The SASL servers, SCRAM and the delegation token manager load with the first SaslHandshake (start-up time:
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from kafkapy.server.security.sasl_server import SaslServer
 
 
-def _final(ctx: RequestContext, body: Any, reason: object, delay_ms: int = 0) -> object:
+def _final(ctx: RequestContext, body: Message | None, reason: object, delay_ms: int = 0) -> Deferred:
     """Answer with `body` (None: nothing, for bare tokens) as the connection's last response."""
     session: SaslSession = ctx.request.sasl
     session.state = SaslState.FAILED
@@ -69,7 +70,7 @@ def _new_server(ctx: RequestContext, session: SaslSession, mechanism: str) -> Sa
 
 
 @api(ApiKey.SASL_HANDSHAKE, 0, 1)
-def handle_sasl_handshake(ctx: RequestContext, request: SaslHandshakeRequest) -> Any:
+def handle_sasl_handshake(ctx: RequestContext, request: SaslHandshakeRequest) -> SaslHandshakeResponse | Deferred:
     session: SaslSession | None = ctx.request.sasl
     if session is None:
         return SaslHandshakeResponse(error_code=IllegalSaslStateError.code, mechanisms=[])
@@ -90,7 +91,8 @@ def handle_sasl_handshake(ctx: RequestContext, request: SaslHandshakeRequest) ->
     return SaslHandshakeResponse(error_code=0, mechanisms=enabled)
 
 
-def _respond_token(ctx: RequestContext, token: bytes, session_lifetime_ms: int = 0) -> Any:
+def _respond_token(ctx: RequestContext, token: bytes, session_lifetime_ms: int = 0
+                   ) -> SaslAuthenticateResponse | Deferred:
     if ctx.request.raw_sasl_token:
         ctx.channel.send_response(ctx.request, [len(token).to_bytes(4, "big") + token])
         return DEFERRED
@@ -111,7 +113,7 @@ def _evaluate(server: SaslServer, token: bytes) -> tuple[bytes, bool]:
 
 
 @api(ApiKey.SASL_AUTHENTICATE, 0, 2)
-def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateRequest) -> Any:
+def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateRequest) -> SaslAuthenticateResponse | Deferred:
     session: SaslSession | None = ctx.request.sasl
     if session is None or session.state is SaslState.COMPLETE:
         # What Kafka's KafkaApis answers once the network layer let the request through; the connection stays.

@@ -23,7 +23,7 @@ from kafkapy.protocol.messages.controlled_shutdown import (
     ControlledShutdownResponse,
 )
 from kafkapy.server.apis.handler_support import controller_of, respond_after_controller
-from kafkapy.server.apis.registry import api
+from kafkapy.server.apis.registry import Deferred, api
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def _alter_partition_error(request: Any, version: int, code: int) -> AlterPartit
 
 
 @api(ApiKey.CONTROLLED_SHUTDOWN, 1, 3, error_response=_controlled_shutdown_error)
-def handle_controlled_shutdown(ctx: RequestContext, request: ControlledShutdownRequest) -> Any:
+def handle_controlled_shutdown(ctx: RequestContext, request: ControlledShutdownRequest) -> ControlledShutdownResponse | Deferred:
     ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     future = controller_of(ctx).controlled_shutdown(request.broker_id, request.broker_epoch)
 
@@ -56,7 +56,7 @@ def handle_controlled_shutdown(ctx: RequestContext, request: ControlledShutdownR
 # -- AlterPartition ---------------------------------------------------------------------------------------------
 
 @api(ApiKey.ALTER_PARTITION, 0, 1, error_response=_alter_partition_error)
-def handle_alter_partition(ctx: RequestContext, request: AlterPartitionRequest) -> Any:
+def handle_alter_partition(ctx: RequestContext, request: AlterPartitionRequest) -> AlterPartitionResponse | Deferred:
     ctx.require(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     items = [AlterPartitionItem(TopicPartition(t.topic_name, p.partition_index),
                                 LeaderAndIsr(request.broker_id, p.leader_epoch, tuple(p.new_isr),

@@ -45,7 +45,7 @@ from kafkapy.server.apis.handler_support import (
     controller_of,
     respond_after_controller,
 )
-from kafkapy.server.apis.registry import api
+from kafkapy.server.apis.registry import Deferred, api
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _created(ctx: RequestContext, result: CreateTopicResult, version: int) -> An
 
 
 @api(ApiKey.CREATE_TOPICS, 0, 7, error_response=_create_topics_error)
-def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> Any:
+def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse | Deferred:
     version = ctx.api_version
     dups = _duplicates(t.name for t in request.topics)
     cluster_create = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_if_denied=False)
@@ -170,7 +170,7 @@ def _delete_topics_error(request: DeleteTopicsRequest, version: int, code: int) 
 
 
 @api(ApiKey.DELETE_TOPICS, 0, 6, error_response=_delete_topics_error)
-def handle_delete_topics(ctx: RequestContext, request: DeleteTopicsRequest) -> Any:
+def handle_delete_topics(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse | Deferred:
     version = ctx.api_version
     cache = ctx.server.metadata_cache
     controller = controller_of(ctx)
@@ -233,7 +233,7 @@ def _create_partitions_error(request: CreatePartitionsRequest, version: int, cod
 
 
 @api(ApiKey.CREATE_PARTITIONS, 0, 3, error_response=_create_partitions_error)
-def handle_create_partitions(ctx: RequestContext, request: CreatePartitionsRequest) -> Any:
+def handle_create_partitions(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse | Deferred:
     dups = _duplicates(t.name for t in request.topics)
     controller = controller_of(ctx)
     futures: dict[str, concurrent.futures.Future] = {}

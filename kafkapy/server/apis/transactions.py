@@ -57,7 +57,7 @@ from kafkapy.protocol.messages import (
     WriteTxnMarkersResponse,
 )
 from kafkapy.record.control_record import ControlRecordType, build_end_txn_marker_batch
-from kafkapy.server.apis.registry import DEFERRED, api
+from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 
 if TYPE_CHECKING:
     from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
@@ -99,7 +99,7 @@ def _topic_results(topics: dict[str, list[int]], codes: dict[TopicPartition, int
         partition_index=p, partition_error_code=codes[TopicPartition(t, p)]) for p in ps]) for t, ps in topics.items()]
 
 
-def _unknown_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
+def _unknown_partition_codes(ctx: RequestContext, partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
     """Kafka's rule: with any unknown partition, those fail and the others are not attempted."""
     cache = ctx.server.metadata_cache
     unknown = {tp for tp in partitions if not cache.contains(tp)}
@@ -109,7 +109,7 @@ def _unknown_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> dict[
             for tp in partitions}
 
 
-def _unwritable_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
+def _unwritable_partition_codes(ctx: RequestContext, partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
     """Kafka's client-side (v0-3) rule: WRITE on each topic (never on an internal one); with any topic refused,
     its partitions fail with TOPIC_AUTHORIZATION_FAILED and the others are not attempted."""
     topics = {tp.topic for tp in partitions}
@@ -123,7 +123,7 @@ def _unwritable_partition_codes(ctx: Any, partitions: set[TopicPartition]) -> di
 
 
 @api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5, error_response=_add_partitions_error)
-def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -> Any:
+def handle_add_partitions_to_txn(ctx: RequestContext, request: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse | Deferred:
     version = ctx.api_version
     if version >= 4:
         # The batched form comes from brokers only (KIP-890): a client may not drive another's transaction.
@@ -149,7 +149,8 @@ def handle_add_partitions_to_txn(ctx: Any, request: AddPartitionsToTxnRequest) -
     return DEFERRED
 
 
-def _add_partitions_batched(ctx: Any, request: AddPartitionsToTxnRequest) -> Any:
+def _add_partitions_batched(ctx: RequestContext, request: AddPartitionsToTxnRequest
+                            ) -> AddPartitionsToTxnResponse | Deferred:
     """v4+ (brokers, KIP-890): several transactions per request; verify_only asks whether the partitions are
     already in the ongoing transaction instead of adding them."""
     R = AddPartitionsToTxnResponse
@@ -194,7 +195,7 @@ def _add_partitions_batched(ctx: Any, request: AddPartitionsToTxnRequest) -> Any
 # -- AddOffsetsToTxn / EndTxn --------------------------------------------------------------------------
 
 @api(ApiKey.ADD_OFFSETS_TO_TXN, 0, 4)
-def handle_add_offsets_to_txn(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> Any:
+def handle_add_offsets_to_txn(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse | Deferred:
     ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
@@ -213,7 +214,7 @@ def handle_add_offsets_to_txn(ctx: RequestContext, request: AddOffsetsToTxnReque
 
 
 @api(ApiKey.END_TXN, 0, 4)
-def handle_end_txn(ctx: RequestContext, request: EndTxnRequest) -> Any:
+def handle_end_txn(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse | Deferred:
     ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     version = ctx.api_version
     coordinator = _txn_coordinator(ctx)
@@ -238,7 +239,7 @@ def _write_txn_markers_error(request: WriteTxnMarkersRequest, version: int, code
 
 
 @api(ApiKey.WRITE_TXN_MARKERS, 0, 1, error_response=_write_txn_markers_error)
-def handle_write_txn_markers(ctx: RequestContext, request: WriteTxnMarkersRequest) -> Any:
+def handle_write_txn_markers(ctx: RequestContext, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse | Deferred:
     # Kafka: ALTER on the cluster, else CLUSTER_ACTION.
     if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, log_if_denied=False) and \
             not ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER):
@@ -326,7 +327,7 @@ def _txn_offset_commit_error(request: TxnOffsetCommitRequest, version: int, code
 
 
 @api(ApiKey.TXN_OFFSET_COMMIT, 0, 4, error_response=_txn_offset_commit_error)
-def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitRequest) -> Any:
+def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse | Deferred:
     ctx.require(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     ctx.require(AclOperation.READ, ResourceType.GROUP, request.group_id)
     version = ctx.api_version
