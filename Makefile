@@ -46,7 +46,7 @@ lint: .stamp-test-deps
 	$(BIN)/python scripts/gen_protocol.py --check
 
 test: lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 tests
 
 unit: .stamp-test-deps
 	$(BIN)/python -m pytest -q tests/unit
