@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from kafkapy.client.errors import ClientUnsupportedVersionError
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import AddPartitionsToTxnRequest
 from kafkapy.server.inter_broker_connections import InterBrokerConnections
 
@@ -127,13 +126,6 @@ class AddPartitionsToTxnManager:
         """Kafka's onComplete: per-partition codes (0 = verified); PRODUCER_FENCED is reported as
         INVALID_PRODUCER_EPOCH and a CLUSTER_AUTHORIZATION_FAILED refusal as INVALID_TXN_STATE (clients never see
         the former); a coordinator without the v4 form skips verification."""
-        conn = self._connections.get(q.coordinator_id)
-        try:
-            version = conn.pick_version(ApiKey.ADD_PARTITIONS_TO_TXN, min_version=4)
-        except ClientUnsupportedVersionError:
-            log.warning("AddPartitionsToTxnRequest failed for node %d with invalid version exception. This suggests "
-                        "verification is not supported. Continuing handling the produce request.", q.coordinator_id)
-            return _all(q.partitions, 0)
         R = AddPartitionsToTxnRequest
         by_topic: dict[str, list[int]] = {}
         for tp in q.partitions:
@@ -142,7 +134,12 @@ class AddPartitionsToTxnManager:
             transactional_id=q.transactional_id, producer_id=q.producer_id, producer_epoch=q.producer_epoch,
             verify_only=True, topics=[R.AddPartitionsToTxnTopic(name=t, partitions=sorted(ps))
                                       for t, ps in by_topic.items()])])
-        response = conn.request(request, version, self.request_timeout_ms)
+        try:
+            response = self._connections.get(q.coordinator_id).send_and_receive(request, min_version=4)
+        except ClientUnsupportedVersionError:
+            log.warning("AddPartitionsToTxnRequest failed for node %d with invalid version exception. This suggests "
+                        "verification is not supported. Continuing handling the produce request.", q.coordinator_id)
+            return _all(q.partitions, 0)
         if response.error_code:
             log.error("AddPartitionsToTxnRequest for node %d returned with error %s.", q.coordinator_id,
                       ErrorCode(response.error_code).name)

@@ -1,54 +1,61 @@
-"""InterBrokerConnections: one client connection per destination broker on the inter-broker listener, for the
-broker's own requests to other brokers (the transaction coordinator's WriteTxnMarkers, transaction verification's
-AddPartitionsToTxn).
+"""InterBrokerConnections: the broker's BrokerBlockingSenders to other brokers on the inter-broker listener, one per
+destination broker, for its own requests to them (the transaction coordinator's WriteTxnMarkers, transaction
+verification's AddPartitionsToTxn).
 
-`get(broker_id)` returns a ready BrokerConnection to the broker's endpoint on the listener (from the MetadataCache),
-opened on first use with the listener's TLS / SASL client settings; `drop(broker_id)` closes it after a failure so
-the next `get` reconnects; `close()` closes them all. Bytes: Kafka's request frames (client.connection does them).
-Thread-safety: none; each owner uses its own instance from one thread.
+`get(broker_id)` returns the destination's sender, made on first use; it finds the broker's endpoint on the listener
+in the MetadataCache before every exchange (so a broker that moved is reached at its new address) and connects,
+backs off, times out and reconnects by itself (broker_blocking_sender.py). `drop(broker_id)` closes that sender's
+connection (the next exchange reconnects); `close()` closes every sender for good, failing a blocked exchange.
+Bytes: Kafka's request frames (client.connection does them).
+Thread-safety: `get` is called by the owner's one sending thread; `close` and `drop` may come from any thread.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # the client stack loads with the first connection to another broker (start-up time)
+from kafkapy.server.broker_blocking_sender import BrokerBlockingSender, SenderConfig
+
+if TYPE_CHECKING:
     from kafkapy.client.client_security import ClientSecurity
-    from kafkapy.client.connection import BrokerConnection
 
 
 class InterBrokerConnections:
     def __init__(self, broker_id: int, listener_name: str, metadata_cache: Any, client_id: str,
-                 request_timeout_ms: int = 30_000, security: ClientSecurity | None = None) -> None:
+                 request_timeout_ms: int = 30_000, security: ClientSecurity | None = None,
+                 config: SenderConfig | None = None) -> None:
+        """config: the senders' client settings (default: client_id, request_timeout_ms and the client's defaults)."""
         self.broker_id = broker_id
         self.listener_name = listener_name
         self.metadata_cache = metadata_cache
-        self.client_id = client_id
-        self.request_timeout_ms = request_timeout_ms
+        self.config = config or SenderConfig(client_id, request_timeout_ms)
         self.security = security
-        self._connections: dict[int, BrokerConnection] = {}
+        self._lock = threading.Lock()
+        self._senders: dict[int, BrokerBlockingSender] = {}
+        self._closed = False
 
-    def get(self, broker_id: int) -> BrokerConnection:
-        conn = self._connections.get(broker_id)
-        if conn is not None and conn.is_connected():
-            return conn
-        node = self.metadata_cache.get_alive_broker_node(broker_id, self.listener_name)
-        if node is None:
-            raise ConnectionError(f"Broker {broker_id} has no endpoint on listener {self.listener_name}")
-        from kafkapy.client.connection import BrokerConnection
-
-        conn = BrokerConnection(broker_id, node.host, node.port, client_id=self.client_id,
-                                request_timeout_ms=self.request_timeout_ms, security=self.security)
-        conn.connect(self.request_timeout_ms)
-        self._connections[broker_id] = conn
-        return conn
+    def get(self, broker_id: int) -> BrokerBlockingSender:
+        with self._lock:
+            sender = self._senders.get(broker_id)
+            if sender is None:
+                sender = BrokerBlockingSender(
+                    lambda: self.metadata_cache.get_alive_broker_node(broker_id, self.listener_name), self.config,
+                    self.security)
+                if self._closed:
+                    sender.close()
+                self._senders[broker_id] = sender
+            return sender
 
     def drop(self, broker_id: int) -> None:
-        conn = self._connections.pop(broker_id, None)
-        if conn is not None:
-            conn.close()
+        with self._lock:
+            sender = self._senders.get(broker_id)
+        if sender is not None:
+            sender.disconnect()
 
     def close(self) -> None:
-        for conn in self._connections.values():
-            conn.close()
-        self._connections.clear()
+        with self._lock:
+            self._closed = True
+            senders = list(self._senders.values())
+        for sender in senders:
+            sender.close()

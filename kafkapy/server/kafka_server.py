@@ -83,11 +83,11 @@ def create_transaction_coordinator(services: BrokerServices) -> TransactionCoord
     through WriteTxnMarkers requests on the inter-broker listener (call startup() once handlers run)."""
     from kafkapy.server.apis.producer_ids import producer_id_manager
     from kafkapy.server.network.inter_broker_security import inter_broker_client_security
-    from kafkapy.server.txn_marker_sender import TxnMarkerSender
+    from kafkapy.server.txn_marker_sender import TxnMarkerSender, txn_marker_sender_config
 
     config = services.config
     sender = TxnMarkerSender(services.broker_id, config.inter_broker_listener_name(), services.metadata_cache,
-                             config.get_int("request.timeout.ms"), inter_broker_client_security(config))
+                             txn_marker_sender_config(config, services.broker_id), inter_broker_client_security(config))
     return TransactionCoordinator.create(services.broker_id, config, services.time, services.replica_manager,
                                          services.metadata_cache, producer_id_manager(services), sender.send)
 
