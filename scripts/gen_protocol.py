@@ -251,13 +251,72 @@ def field_line(f: dict, indent: str) -> str:
     return f"{indent}Field({', '.join(args)}),"
 
 
-def fields_block(fields: list[dict], indent: str) -> list[str]:
+# Python type of each JSON primitive, as annotated on generated classes. `records` decode to a memoryview
+# slice of the input (None encodes as empty records); in a response the broker may put a FileRegion of a
+# segment there (sent with sendfile), so a reader of a response narrows it, as Kafka's client casts
+# BaseRecords to MemoryRecords.
+PY_TYPES = {
+    "bool": "bool", "int8": "int", "int16": "int", "uint16": "int", "int32": "int", "uint32": "int",
+    "int64": "int", "float64": "float", "uuid": "UUID", "string": "str", "bytes": "bytes",
+    "records": "bytes | memoryview | None",
+}
+RESPONSE_RECORDS = "bytes | memoryview | FileRegion | None"
+# Names the annotations refer to: a field (a class-scope name) must not shadow one of them.
+ANNOTATION_NAMES = {"bool", "int", "float", "str", "bytes", "memoryview", "list", "None", "UUID", "FileRegion"}
+
+
+def py_type(f: dict, root: str, kind: str) -> str:
+    """The Python type of a field's value in every version: nullable in any version, or a null default,
+    adds `| None`; struct types are named through their (flattened) root class."""
+    t = f["type"]
+    elem = base_type(t)
+    if t == "records" and kind == "response":
+        return RESPONSE_RECORDS
+    py = f"{root}.{elem}" if is_struct_type(t) else PY_TYPES[elem]
+    if t.startswith("[]"):
+        py = f"list[{py}]"
+    has_default, default = parse_default(f)
+    optional = parse_range(f.get("nullableVersions")) is not None or (has_default and default is None)
+    if optional and not py.endswith("| None"):
+        py += " | None"
+    return py
+
+
+def init_default(f: dict) -> str:
+    """The constructor default as source: the spec (or implicit) default of an immutable value, `...`
+    for a fresh list or struct and for the zero uuid (the runtime supplies those)."""
+    t = f["type"]
+    has_default, default = parse_default(f)
+    if has_default:
+        return repr(default)
+    if t.startswith("[]") or is_struct_type(t) or t == "uuid":
+        return "..."
+    return repr({"bool": False, "float64": 0.0, "string": "", "bytes": b"", "records": None}.get(t, 0))
+
+
+def typed_block(fields: list[dict], root: str, kind: str, indent: str) -> list[str]:
+    """Annotations of the instance attributes and, for type checkers only, the keyword constructor
+    (the runtime compiles its own, compiler.compile_init, with the same defaults)."""
+    lines = []
+    for f in fields:
+        name = snake(f["name"])
+        if name in ANNOTATION_NAMES:
+            raise ValueError(f"field name {f['name']} shadows {name}, used in the annotations")
+        lines.append(f"{indent}{name}: {py_type(f, root, kind)}")
+    params = ", ".join(f"{snake(f['name'])}: {py_type(f, root, kind)} = {init_default(f)}" for f in fields)
+    lines.append(f"{indent}if TYPE_CHECKING:")
+    lines.append(f"{indent}    def __init__(self{', *, ' + params if fields else ''}) -> None: ...")
+    return lines
+
+
+def fields_block(fields: list[dict], indent: str, root: str, kind: str) -> list[str]:
     names = [snake(f["name"]) for f in fields]
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate snake_case field names in {names}")
+    lines = typed_block(fields, root, kind, indent)
     if not fields:
-        return [f"{indent}FIELDS = ()"]
-    lines = [f"{indent}FIELDS = ("]
+        return lines + [f"{indent}FIELDS = ()"]
+    lines.append(f"{indent}FIELDS = (")
     lines += [field_line(f, indent + "    ") for f in fields]
     lines.append(f"{indent})")
     return lines
@@ -290,14 +349,21 @@ def class_source(msg: dict, kind: str, unstable: bool = False) -> list[str]:
     for sname in coll.order:
         lines.append("")
         lines.append(f"    class {sname}(Struct):")
-        lines += fields_block(coll.structs[sname], "        ")
+        lines += fields_block(coll.structs[sname], "        ", name, kind)
     lines.append("")
-    lines += fields_block(msg.get("fields", []), "    ")
+    lines += fields_block(msg.get("fields", []), "    ", name, kind)
     return lines
 
 
 def module_source(doc: str, classes: list[list[str]]) -> str:
-    out = [HEADER + f'"""{doc}"""', "", "from kafkapy.protocol.message import Field, Message, Struct", ""]
+    body = "\n".join(line for c in classes for line in c)
+    typing_imports = ["    from uuid import UUID", ""] if re.search(r"\bUUID\b", body) else []
+    if "FileRegion" in body:
+        typing_imports.append("    from kafkapy.common.file_region import FileRegion")
+    out = [HEADER + f'"""{doc}"""', "", "from __future__ import annotations", "",
+           "from typing import TYPE_CHECKING", "", "from kafkapy.protocol.message import Field, Message, Struct", ""]
+    if typing_imports:
+        out += ["if TYPE_CHECKING:"] + [line for line in typing_imports if line or typing_imports[-1]] + [""]
     for c in classes:
         out.append("")
         out += c
@@ -567,20 +633,32 @@ def errors_source(tsv: Path) -> str:
     return "\n".join(out) + "\n"
 
 
-def existing_files() -> set[Path]:
-    found = set(MESSAGES_DIR.glob("*.py")) if MESSAGES_DIR.is_dir() else set()
-    return found | {p for p in (API_KEYS_FILE, ERRORS_FILE) if p.exists()}
+def existing_files(root: Path = REPO) -> set[Path]:
+    """The generated files present under `root` (a checkout), as paths under REPO."""
+    messages = root / MESSAGES_DIR.relative_to(REPO)
+    found = {REPO / p.relative_to(root) for p in messages.glob("*.py")} if messages.is_dir() else set()
+    return found | {p for p in (API_KEYS_FILE, ERRORS_FILE) if (root / p.relative_to(REPO)).exists()}
+
+
+def out_of_date(files: dict[Path, str], root: Path = REPO) -> list[str]:
+    """What `--check` reports: the generated files (paths under REPO) whose copy under `root` differs from
+    `files` or is missing (a stale attribute annotation or field list included), then files the generator
+    no longer writes."""
+    names = []
+    for p, text in sorted(files.items()):
+        copy_ = root / p.relative_to(REPO)
+        if not copy_.exists() or copy_.read_text() != text:
+            names.append(str(p.relative_to(REPO)))
+    names += [f"{p.relative_to(REPO)} (stale)" for p in sorted(existing_files(root) - set(files))]
+    return names
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     files = generate(specs_dir())
     if check:
-        differ = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
-        stale = sorted(existing_files() - set(files))
-        if differ or stale:
-            names = [str(p.relative_to(REPO)) for p in sorted(differ)]
-            names += [f"{p.relative_to(REPO)} (stale)" for p in stale]
+        names = out_of_date(files)
+        if names:
             shown = ", ".join(names[:5]) + (f", ... ({len(names)} total)" if len(names) > 5 else "")
             print(f"gen_protocol --check: {len(names)} generated file(s) out of date: {shown}; run make gen-protocol")
             return 1

@@ -18,7 +18,7 @@ Message instances are plain mutable objects (not thread-safe).
 from __future__ import annotations
 
 import struct
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from kafkapy.common.file_region import FileRegion
 from kafkapy.protocol.compiler import compile_decoder, compile_encoder, compile_init
@@ -118,12 +118,12 @@ class Struct(metaclass=_StructMeta):
         return out
 
     @classmethod
-    def decode(cls, data: Any, version: int) -> Any:
+    def decode(cls, data: Any, version: int) -> Self:
         """Decode one message from the start of `data` (trailing bytes are ignored)."""
         return cls.decode_from(data, 0, version)[0]
 
     @classmethod
-    def decode_from(cls, data: Any, offset: int, version: int) -> tuple[Any, int]:
+    def decode_from(cls, data: Any, offset: int, version: int) -> tuple[Self, int]:
         dec = cls._dec_cache.get(version)
         if dec is None:
             dec = compile_decoder(cls, version)
