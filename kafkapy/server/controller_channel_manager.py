@@ -4,8 +4,10 @@ and StopReplica (v3) requests over the broker's inter-broker listener (`inter.br
 highest version both sides support up to those. A request that fails (broker not up yet, connection
 dropped) is retried with a backoff while its broker stays live and the queue holds nothing newer for it;
 a broker that left the live set has its thread stopped and its queue dropped.
+Each thread sends through its own BrokerBlockingSender, which connects, times out (request.timeout.ms) and
+reconnects; stopping a thread closes its sender, failing an exchange blocked on an unresponsive broker.
 Bytes: Kafka's request frames, built by protocol/ (client.connection.BrokerConnection does the framing).
-Thread-safety: the controller's event thread enqueues; each sender thread owns its connection.
+Thread-safety: the controller's event thread enqueues; each sender thread owns its BrokerBlockingSender.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kafkapy.client.client_security import ClientSecurity
-from kafkapy.client.connection import BrokerConnection
-from kafkapy.cluster.broker import Broker
+from kafkapy.cluster.broker import Broker, Node
 from kafkapy.cluster.leader_and_isr import (
     LeaderAndIsrPartitionState,
     StopReplicaPartitionState,
@@ -31,13 +32,14 @@ from kafkapy.controller.controller_channel import ControllerChannel
 from kafkapy.protocol.messages.leader_and_isr import LeaderAndIsrRequest
 from kafkapy.protocol.messages.stop_replica import StopReplicaRequest
 from kafkapy.protocol.messages.update_metadata import UpdateMetadataRequest
+from kafkapy.server.broker_blocking_sender import BrokerBlockingSender, SenderConfig
 
 log = logging.getLogger("kafka.controller.ControllerChannelManager")
 
 LEADER_AND_ISR_VERSION = 5
 UPDATE_METADATA_VERSION = 7
 STOP_REPLICA_VERSION = 3
-RETRY_BACKOFF_S = 0.1
+RETRY_BACKOFF_S = 0.1  # Kafka's RequestSendThread backoff(): 100 ms between attempts
 # Kafka's SecurityProtocol ids (UpdateMetadataEndpoint.SecurityProtocol).
 SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
@@ -126,19 +128,21 @@ def leader_and_isr_errors(request: LeaderAndIsrRequest, response: Any) -> dict[T
 
 
 class RequestSendThread:
-    """One broker's queue and sender (Kafka's RequestSendThread)."""
+    """One broker's queue and sender thread (Kafka's RequestSendThread): each request is sent through the
+    broker's BrokerBlockingSender, again after RETRY_BACKOFF_S whenever the exchange fails, until it is
+    answered or the broker leaves the live set (stop() closes the sender, which fails a blocked exchange)."""
 
-    def __init__(self, controller_id: int, broker: Broker, listener: str, request_timeout_ms: int,
+    def __init__(self, controller_id: int, broker: Broker, listener: str, config: SenderConfig,
                  security: ClientSecurity | None = None,
                  on_response: Callable[[int, Any, Any], None] | None = None) -> None:
         self.broker = broker
         self._on_response = on_response  # (broker id, request, response) after each answered request
-        self.listener = listener
-        self.request_timeout_ms = request_timeout_ms
-        self.security = security
+        ep = broker.endpoint(listener) or broker.endpoint()
+        assert ep is not None
+        node = Node(broker.id, ep.host, ep.port)
+        self.sender = BrokerBlockingSender(lambda: node, config, security)
         self.queue: queue.Queue[tuple[Any, int] | None] = queue.Queue()
-        self._running = True
-        self._conn: BrokerConnection | None = None
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"Controller-{controller_id}-to-broker-{broker.id}-send-thread")
         self._thread.start()
@@ -147,63 +151,57 @@ class RequestSendThread:
         self.queue.put((request, max_version))
 
     def stop(self) -> None:
-        self._running = False
+        self._stopped.set()
         self.queue.put(None)
-
-    def _connection(self) -> BrokerConnection:
-        if self._conn is not None and self._conn.is_ready():
-            return self._conn
-        if self._conn is not None:
-            self._conn.close()
-        ep = self.broker.endpoint(self.listener) or self.broker.endpoint()
-        assert ep is not None
-        conn = BrokerConnection(self.broker.id, ep.host, ep.port, client_id=f"controller-{self.broker.id}",
-                                request_timeout_ms=self.request_timeout_ms, security=self.security)
-        conn.connect(self.request_timeout_ms)
-        self._conn = conn
-        return conn
+        self.sender.close()
 
     def _run(self) -> None:
-        while self._running:
+        while not self._stopped.is_set():
             item = self.queue.get()
             if item is None:
                 break
             request, max_version = item
-            while self._running:
+            response = self._send_until_answered(request, max_version)
+            if response is None:
+                continue
+            code = getattr(response, "error_code", 0)
+            if code != ErrorCode.NONE:
+                log.warning("%s to broker %d answered error %d", request.NAME, self.broker.id, code)
+            if self._on_response is not None:
                 try:
-                    conn = self._connection()
-                    version = conn.pick_version(request.API_KEY, max_version)
-                    response = conn.request(request, version, self.request_timeout_ms)
-                    code = getattr(response, "error_code", 0)
-                    if code != ErrorCode.NONE:
-                        log.warning("%s to broker %d answered error %d", request.NAME, self.broker.id, code)
-                    if self._on_response is not None:
-                        try:
-                            self._on_response(self.broker.id, request, response)
-                        except Exception:
-                            log.exception("Handling the answer to %s from broker %d failed", request.NAME,
-                                          self.broker.id)
-                    break
-                except UnsupportedVersionError as e:
-                    log.warning("Dropping %s to broker %d: %s", request.NAME, self.broker.id, e)
-                    break
-                except Exception as e:  # noqa: BLE001 - any failure: reconnect and retry while the broker is live
-                    log.debug("Sending %s to broker %d failed: %s", request.NAME, self.broker.id, e)
-                    if self._conn is not None:
-                        self._conn.close()
-                        self._conn = None
-                    threading.Event().wait(RETRY_BACKOFF_S)
-        if self._conn is not None:
-            self._conn.close()
+                    self._on_response(self.broker.id, request, response)
+                except Exception:
+                    log.exception("Handling the answer to %s from broker %d failed", request.NAME, self.broker.id)
+        self.sender.close()
+
+    def _send_until_answered(self, request: Any, max_version: int) -> Any:
+        """The response, or None when the request is dropped (no common version) or the thread stops."""
+        while not self._stopped.is_set():
+            try:
+                return self.sender.send_and_receive(request, max_version=max_version)
+            except UnsupportedVersionError as e:
+                log.warning("Dropping %s to broker %d: %s", request.NAME, self.broker.id, e)
+                return None
+            except Exception as e:  # noqa: BLE001 - any failure: the sender reconnects; retried while live
+                if not self._stopped.is_set():
+                    log.debug("Sending %s to broker %d failed: %r; reconnecting", request.NAME, self.broker.id, e)
+                    self._stopped.wait(RETRY_BACKOFF_S)
+        return None
 
 
 class ControllerChannelManager(ControllerChannel):
     def __init__(self, controller_id: int, listener: str, request_timeout_ms: int = 30000,
-                 security: ClientSecurity | None = None) -> None:
+                 security: ClientSecurity | None = None, connection_setup_timeout_ms: int = 10_000,
+                 connection_setup_timeout_max_ms: int = 30_000) -> None:
         self.controller_id = controller_id
         self.listener = listener
         self.request_timeout_ms = request_timeout_ms
         self.security = security
+        # Kafka's controller-to-broker NetworkClient: the controller's id as client id, no reconnect backoff
+        # (the send thread's own RETRY_BACKOFF_S paces retries), the OS's socket buffer sizes.
+        self.sender_config = SenderConfig(str(controller_id), request_timeout_ms, connection_setup_timeout_ms,
+                                          connection_setup_timeout_max_ms, reconnect_backoff_ms=0,
+                                          reconnect_backoff_max_ms=0)
         self._lock = threading.Lock()
         self._senders: dict[int, RequestSendThread] = {}
 
@@ -218,7 +216,7 @@ class ControllerChannelManager(ControllerChannel):
             for broker_id, broker in brokers.items():
                 if broker_id not in self._senders:
                     self._senders[broker_id] = RequestSendThread(self.controller_id, broker, self.listener,
-                                                                 self.request_timeout_ms, self.security,
+                                                                 self.sender_config, self.security,
                                                                  self._on_response)
 
     def _on_response(self, broker_id: int, request: Any, response: Any) -> None:
