@@ -14,9 +14,12 @@ are one line on stderr, exit 1. Thread-safety: one run per call, main thread.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, require_exactly_one, run
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 ACTIONS = ("--create", "--renew", "--expire", "--describe")
 # Kafka's checkInvalidArgs: options each action refuses.
@@ -98,7 +101,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         admin.close()
 
 
-def _run(action: str, args: argparse.Namespace, out: Any, admin: Any, owners: list, renewers: list) -> int:
+def _run(action: str, args: argparse.Namespace, out: Any, admin: AdminClient, owners: list, renewers: list) -> int:
     from kafkapy.tools import delegation_tokens as dt
 
     text = not out.json

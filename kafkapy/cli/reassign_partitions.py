@@ -302,6 +302,7 @@ def _failure(e: BaseException) -> ToolError:
 
 def execute(args: argparse.Namespace, out: Any) -> int:
     from kafkapy.cli.properties import load_properties
+    from kafkapy.client.admin_api import AdminApi, ReplicaLogDirsApi
     from kafkapy.common.errors import KafkaError
     from kafkapy.tools import ToolFailure
     from kafkapy.tools import reassign_partitions as rp
@@ -323,43 +324,45 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         else:
             renderers[action](result, out)
 
-    admin = None
+    admin: AdminApi | None = None
     shown = False
     result: Any = None
-    if args.zookeeper is not None:  # Kafka 2.x's path: the same actions over the znodes
-        from kafkapy.tools.zk_admin import ZkAdmin
 
-        connect = args.zookeeper
-        make_admin: Any = lambda _bootstrap, _props: ZkAdmin(connect)  # noqa: E731
-    else:
-        make_admin = admin_client
+    def open_admin() -> AdminApi:
+        if args.zookeeper is not None:  # Kafka 2.x's path: the same actions over the znodes
+            from kafkapy.tools.zk_admin import ZkAdmin
+
+            return ZkAdmin(args.zookeeper)
+        return admin_client(args.bootstrap_server, props)
+
     try:
         if action == "generate":
             topics_json = _read(args.topics_to_move_json_file)
-            admin = make_admin(args.bootstrap_server, props)
+            admin = open_admin()
             result = rp.generate_assignment(admin, topics_json, args.broker_list, not args.disable_rack_aware)
         elif action == "list":
-            admin = make_admin(args.bootstrap_server, props)
+            admin = open_admin()
             render_list(rp.list_reassignments(admin), out)
             return 0
         else:
             text = _read(json_file)
-            admin = make_admin(args.bootstrap_server, props)
-            live = out.rich and hasattr(admin, "describe_log_dirs")  # a terminal: the live progress view
+            admin = open_admin()
+            # A terminal: the live progress view (the bootstrap path: it reads the replicas' log dirs).
+            live_admin = admin if out.rich and isinstance(admin, ReplicaLogDirsApi) else None
             if action == "execute":
                 result = rp.execute_assignment(admin, text, args.additional, throttle, log_dir_throttle, timeout_ms)
-                if live and result.started:
+                if live_admin is not None and result.started:
                     show(result)
                     shown = True
                     from kafkapy.cli.reassign_progress_view import watch_progress
 
-                    watch_progress(admin, result.started, out)
+                    watch_progress(live_admin, result.started, out)
             elif action == "verify":
                 result = rp.verify_assignment(admin, text, args.preserve_throttles)
-                if live and result.partitions_ongoing:
+                if live_admin is not None and result.partitions_ongoing:
                     from kafkapy.cli.reassign_progress_view import watch_progress
 
-                    if watch_progress(admin, list(result.partitions), out):  # done: verify again, clear throttles
+                    if watch_progress(live_admin, list(result.partitions), out):  # done: verify again, clear throttles
                         result = rp.verify_assignment(admin, text, args.preserve_throttles)
             else:
                 result = rp.cancel_assignment(admin, text, args.preserve_throttles, timeout_ms)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin_api import ReplicaLogDirsApi
 
 REFRESH_S = 1.0
 MAX_WATCH_S = 24 * 3600.0  # a bound on the loop; a reassignment this long is watched again with --verify
@@ -38,7 +41,7 @@ def _render(progress: dict[TopicPartition, Any], targets: dict[TopicPartition, l
     return table
 
 
-def watch_progress(admin: Any, partitions: Iterable[TopicPartition], out: Any) -> bool:
+def watch_progress(admin: ReplicaLogDirsApi, partitions: Iterable[TopicPartition], out: Any) -> bool:
     """Show the live view until none of `partitions` is reassigning; False if the user stopped watching."""
     from rich.live import Live
 

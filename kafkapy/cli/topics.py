@@ -17,9 +17,12 @@ Thread-safety: one run per call, main thread.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cli.command import ToolError, ToolParser, UsageError, missing_argument, run
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin_api import AdminApi
 
 ERROR_PREFIX = "Error while executing topic command : "
 ACTIONS = ("--list", "--describe", "--create", "--alter", "--delete")
@@ -187,7 +190,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         if args.zookeeper is not None:
             from kafkapy.tools.zk_admin import ZkAdmin
 
-            admin = ZkAdmin(args.zookeeper)
+            admin: AdminApi = ZkAdmin(args.zookeeper)
         else:
             admin = admin_client(args.bootstrap_server, props)
         try:
@@ -200,7 +203,7 @@ def execute(args: argparse.Namespace, out: Any) -> int:
         raise ToolError(ERROR_PREFIX + str(e), prefixed=False) from e
 
 
-def _run(action: str, args: argparse.Namespace, admin: Any, configs: dict[str, str],
+def _run(action: str, args: argparse.Namespace, admin: AdminApi, configs: dict[str, str],
          assignment: dict[int, list[int]] | None, out: Any) -> int:
     from kafkapy.tools import topics as t
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.acl import (
     CLUSTER_NAME,
@@ -32,6 +32,9 @@ from kafkapy.common.acl import (
 )
 from kafkapy.common.errors import KafkaError
 from kafkapy.tools import ToolFailure
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 # AclCommand's ResourceTypeToValidOperations.
 VALID_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
@@ -134,14 +137,14 @@ def resource_to_acls(patterns: list[ResourcePattern], cli_entries: Any, producer
     return out
 
 
-def add_acls(admin: Any, to_add: dict[ResourcePattern, list[AccessControlEntry]]) -> None:
+def add_acls(admin: AdminClient, to_add: dict[ResourcePattern, list[AccessControlEntry]]) -> None:
     bindings = [AclBinding(p, e) for p, es in to_add.items() for e in es]
     for error in admin.create_acls(bindings).values():
         if error is not None:
             raise ToolFailure(f"Error while executing ACL command: {error.message or error}") from error
 
 
-def remove_acls(admin: Any, pattern: ResourcePattern, acls: list[AccessControlEntry]) -> None:
+def remove_acls(admin: AdminClient, pattern: ResourcePattern, acls: list[AccessControlEntry]) -> None:
     base: dict[str, Any] = dict(resource_type=pattern.resource_type, name=pattern.name, pattern_type=pattern.pattern_type)
     filters = [AclBindingFilter(**base)] if not acls else [
         AclBindingFilter(**base, principal=e.principal, host=e.host, operation=e.operation,
@@ -151,7 +154,7 @@ def remove_acls(admin: Any, pattern: ResourcePattern, acls: list[AccessControlEn
             raise result
 
 
-def list_acls(admin: Any, patterns: list[ResourcePattern], principals: Sequence[str] = ()) -> list[ResourceAcls]:
+def list_acls(admin: AdminClient, patterns: list[ResourcePattern], principals: Sequence[str] = ()) -> list[ResourceAcls]:
     filters = [AclBindingFilter(p.resource_type, p.name, p.pattern_type) for p in patterns] or [AclBindingFilter()]
     grouped: dict[ResourcePattern, list[AccessControlEntry]] = {}
     for f in filters:

@@ -12,9 +12,12 @@ Thread-safety: one call at a time per AdminClient.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.tools.tool_support import java_hash_order, java_string_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def node_api_versions(versions: dict[int, tuple[int, int]]) -> list[ApiVersionIn
     return [out[k] for k in sorted(out)]
 
 
-def list_broker_versions(admin: Any) -> list[BrokerApiVersions]:
+def list_broker_versions(admin: AdminClient) -> list[BrokerApiVersions]:
     from kafkapy.common.errors import KafkaError
     from kafkapy.tools.tool_support import error_message
 

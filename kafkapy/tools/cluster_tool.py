@@ -8,18 +8,21 @@ ZooKeeper-mode cluster, kafkapy's included, answers). No byte format. Thread-saf
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import error_for_code
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 UNREGISTER_BROKER = 64
 
 
-def cluster_id(admin: Any) -> str | None:
+def cluster_id(admin: AdminClient) -> str | None:
     return admin.describe_cluster().cluster_id or None
 
 
-def unregister(admin: Any, broker_id: int) -> bool:
+def unregister(admin: AdminClient, broker_id: int) -> bool:
     """True when the broker was unregistered; False when the cluster lacks the API. Raises its error."""
     versions = admin.api_versions()
     if UNREGISTER_BROKER not in versions:

@@ -20,10 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import java_hash_order, java_string_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 TOPICS, BROKERS, BROKER_LOGGERS, GROUPS, CLIENT_METRICS = "topics", "brokers", "broker-loggers", "groups", "client-metrics"
 USERS, CLIENTS, IPS = "users", "clients", "ips"
@@ -151,7 +154,7 @@ def _validate_broker_id(name: str, entity_type: str) -> None:
 
 
 def get_resource_config(
-    admin: Any, entity_type: str, entity_name: str, include_synonyms: bool, describe_all: bool
+    admin: AdminClient, entity_type: str, entity_name: str, include_synonyms: bool, describe_all: bool
 ) -> list[ConfigLine]:
     from kafkapy.client.admin import ConfigResource, ConfigResourceType
 
@@ -181,12 +184,12 @@ def get_resource_config(
     return sorted(lines, key=lambda c: c.name)
 
 
-def _topic_names(admin: Any) -> list[str]:
+def _topic_names(admin: AdminClient) -> list[str]:
     # ListTopicsResult.names(): the key set of the HashMap the admin client fills in response order.
     return java_hash_order(list(admin.list_topics(include_internal=True)), java_string_hash)
 
 
-def _group_names(admin: Any) -> list[str] | None:
+def _group_names(admin: AdminClient) -> list[str] | None:
     from kafkapy.common.errors import UnsupportedVersionError
 
     try:
@@ -195,7 +198,7 @@ def _group_names(admin: Any) -> list[str] | None:
         return None
 
 
-def describe(admin: Any, entity_types: list[str], entity_names: list[str], describe_all: bool = False) -> list[Any]:
+def describe(admin: AdminClient, entity_types: list[str], entity_names: list[str], describe_all: bool = False) -> list[Any]:
     entity_type = entity_types[0]
     if entity_type in (TOPICS, BROKERS, BROKER_LOGGERS, CLIENT_METRICS, GROUPS):
         return _describe_resource(admin, entity_type, entity_names[0] if entity_names else None, describe_all)
@@ -209,7 +212,7 @@ def describe(admin: Any, entity_types: list[str], entity_names: list[str], descr
     raise ConfigArgumentError(f"Invalid entity type: {entity_type}")
 
 
-def _describe_resource(admin: Any, entity_type: str, name: str | None, describe_all: bool) -> list[Any]:
+def _describe_resource(admin: AdminClient, entity_type: str, name: str | None, describe_all: bool) -> list[Any]:
     if not describe_all and name is not None:
         missing = Notice(f"The {_singular(entity_type)} '{name}' doesn't exist and doesn't have dynamic config.")
         if entity_type == TOPICS:
@@ -274,7 +277,7 @@ def _entity_hash(entity: dict[str, str | None]) -> int:
     return total
 
 
-def describe_quotas(admin: Any, entity_types: list[str], entity_names: list[str]) -> list[QuotaConfigs]:
+def describe_quotas(admin: AdminClient, entity_types: list[str], entity_names: list[str]) -> list[QuotaConfigs]:
     found = admin.describe_client_quotas(_quota_components(entity_types, entity_names), strict=True)
     items = [(entity.as_dict(), values) for entity, values in found.items()]
     out = []
@@ -289,7 +292,7 @@ def describe_quotas(admin: Any, entity_types: list[str], entity_names: list[str]
     return out
 
 
-def describe_scram(admin: Any, users: list[str]) -> list[ScramConfigs]:
+def describe_scram(admin: AdminClient, users: list[str]) -> list[ScramConfigs]:
     from kafkapy.tools.tool_support import error_message
 
     out = []
@@ -305,7 +308,7 @@ def describe_scram(admin: Any, users: list[str]) -> list[ScramConfigs]:
 
 
 def alter(
-    admin: Any, entity_types: list[str], entity_names: list[str], to_add: dict[str, str], to_delete: list[str]
+    admin: AdminClient, entity_types: list[str], entity_names: list[str], to_add: dict[str, str], to_delete: list[str]
 ) -> str:
     """Apply the change; returns Kafka's completion line."""
     from kafkapy.client.admin import AlterConfigOp, AlterConfigOpType, ConfigResource, ConfigResourceType
@@ -353,7 +356,7 @@ def alter(
     return f"Completed updating default config for {entity_type} in the cluster."
 
 
-def _alter_users_clients(admin: Any, types: list[str], names: list[str], to_add: dict[str, str],
+def _alter_users_clients(admin: AdminClient, types: list[str], names: list[str], to_add: dict[str, str],
                          to_delete: list[str]) -> None:
     scram_add = {k: v for k, v in to_add.items() if k.startswith(SCRAM_PREFIX)}
     scram_del = [k for k in to_delete if k.startswith(SCRAM_PREFIX)]
@@ -387,7 +390,7 @@ def _alter_users_clients(admin: Any, types: list[str], names: list[str], to_add:
         _alter_scram(admin, names[0], scram_add, scram_del)
 
 
-def _alter_quotas(admin: Any, types: list[str], names: list[str], to_add: dict[str, str],
+def _alter_quotas(admin: AdminClient, types: list[str], names: list[str], to_add: dict[str, str],
                   to_delete: list[str]) -> None:
     from kafkapy.client.admin import ClientQuotaAlteration, ClientQuotaEntity
 
@@ -407,7 +410,7 @@ def _alter_quotas(admin: Any, types: list[str], names: list[str], to_add: dict[s
     admin.alter_client_quotas([ClientQuotaAlteration(ClientQuotaEntity.of(entity), ops)])
 
 
-def _alter_scram(admin: Any, user: str, to_add: dict[str, str], to_delete: list[str]) -> None:
+def _alter_scram(admin: AdminClient, user: str, to_add: dict[str, str], to_delete: list[str]) -> None:
     from kafkapy.client.admin import (
         ScramCredentialInfo,
         ScramMechanism,
@@ -430,4 +433,5 @@ def _alter_scram(admin: Any, user: str, to_add: dict[str, str], to_delete: list[
         upserts.append(UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations),
                                                     m.group(2).encode("utf-8")))
     deletions = [UserScramCredentialDeletion(user, ScramMechanism.from_mechanism_name(m)) for m in to_delete]
-    admin.alter_user_scram_credentials(deletions + upserts)
+    alterations: list[UserScramCredentialDeletion | UserScramCredentialUpsertion] = [*deletions, *upserts]
+    admin.alter_user_scram_credentials(alterations)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import GroupIdNotFoundError, KafkaError
 from kafkapy.common.topic_partition import TopicPartition
@@ -30,6 +30,9 @@ from kafkapy.tools.group_offsets_resetter import (
     read_reset_plan,
 )
 from kafkapy.tools.tool_support import java_hash_order, java_string_hash, topic_partition_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 MISSING = "-"
 
@@ -164,7 +167,7 @@ def hash_ordered_groups(groups: Iterable[str]) -> list[str]:
 
 
 class ConsumerGroupService:
-    def __init__(self, admin: Any, timeout_ms: int = 5000) -> None:
+    def __init__(self, admin: AdminClient, timeout_ms: int = 5000) -> None:
         self.admin = admin
         self.timeout_ms = timeout_ms
         self.resetter = GroupOffsetsResetter(admin, timeout_ms)

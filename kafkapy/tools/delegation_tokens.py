@@ -15,10 +15,13 @@ import base64
 import binascii
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.client.admin_delegation_tokens import DelegationToken
 from kafkapy.common.kafka_principal import KafkaPrincipal
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 HEADER = ("TOKENID", "HMAC", "OWNER", "REQUESTER", "RENEWERS", "ISSUEDATE", "EXPIRYDATE", "MAXDATE")
 
@@ -77,18 +80,18 @@ def token_json(t: DelegationToken) -> dict[str, Any]:
             "maxTimestamp": t.max_timestamp}
 
 
-def create(admin: Any, renewers: list[KafkaPrincipal], max_lifetime_ms: int,
+def create(admin: AdminClient, renewers: list[KafkaPrincipal], max_lifetime_ms: int,
            owner: KafkaPrincipal | None) -> DelegationToken:
     return admin.create_delegation_token(renewers, max_lifetime_ms, owner)
 
 
-def renew(admin: Any, hmac: str, renew_period_ms: int) -> int:
+def renew(admin: AdminClient, hmac: str, renew_period_ms: int) -> int:
     return int(admin.renew_delegation_token(decode_hmac(hmac), renew_period_ms))
 
 
-def expire(admin: Any, hmac: str, expiry_period_ms: int) -> int:
+def expire(admin: AdminClient, hmac: str, expiry_period_ms: int) -> int:
     return int(admin.expire_delegation_token(decode_hmac(hmac), expiry_period_ms))
 
 
-def describe(admin: Any, owners: list[KafkaPrincipal]) -> list[DelegationToken]:
+def describe(admin: AdminClient, owners: list[KafkaPrincipal]) -> list[DelegationToken]:
     return list(admin.describe_delegation_token(owners or None))

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import java_hash_order, topic_partition_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 
 class DeleteRecordsError(ToolFailure):
@@ -63,7 +66,7 @@ def parse_offset_json(text: str) -> list[tuple[str, int, int]]:
     return entries
 
 
-def delete_records(admin: Any, entries: list[tuple[str, int, int]]) -> list[DeleteResult]:
+def delete_records(admin: AdminClient, entries: list[tuple[str, int, int]]) -> list[DeleteResult]:
     from kafkapy.common.errors import KafkaError
     from kafkapy.common.topic_partition import TopicPartition
     from kafkapy.tools.tool_support import java_error_text

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.feature_names import METADATA_VERSION
 from kafkapy.tools import ToolFailure
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 # MetadataVersion (3.9): feature level -> "release-IVn", in order; first production bootstrap is 3.3-IV0.
 METADATA_VERSIONS: list[tuple[int, str]] = [
@@ -116,7 +119,7 @@ def plan_updates(op: str, metadata: str | None, features: Iterable[str], upgrade
     return updates
 
 
-def update(admin: Any, op: str, updates: dict[str, int], upgrade_type: int, dry_run: bool) -> list[UpdateOutcome]:
+def update(admin: AdminClient, op: str, updates: dict[str, int], upgrade_type: int, dry_run: bool) -> list[UpdateOutcome]:
     from kafkapy.client.admin_features import FeatureUpdate
 
     errors = admin.update_features({k: FeatureUpdate(v, upgrade_type) for k, v in updates.items()},

@@ -17,10 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import IncludeList
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 TOPIC_PARTITION_PATTERN = re.compile(r"([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?")
 INT_MAX = 2**31 - 1
@@ -97,7 +100,7 @@ def parse_partitions(spec: str | None) -> set[int]:
 
 
 def get_offsets(
-    admin: Any,
+    admin: AdminClient,
     topic: str | None = None,
     partitions: str | None = None,
     topic_partitions: str | None = None,

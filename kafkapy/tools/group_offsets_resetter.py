@@ -21,10 +21,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools import ToolFailure
+from kafkapy.tools.tool_support import listed_offset
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 
 class ResetArgumentError(ToolFailure):
@@ -162,7 +166,7 @@ def export_csv(rows: Iterable[tuple[Any, ...]]) -> str:
 
 
 class GroupOffsetsResetter:
-    def __init__(self, admin: Any, timeout_ms: int, now_ms: int | None = None) -> None:
+    def __init__(self, admin: AdminClient, timeout_ms: int, now_ms: int | None = None) -> None:
         self.admin = admin
         self.timeout_ms = timeout_ms
         self.now_ms = now_ms
@@ -209,7 +213,7 @@ class GroupOffsetsResetter:
         if not tps:
             return {}
         found = self.admin.list_offsets({tp: spec for tp in tps}, timeout_ms=self.timeout_ms)
-        return {tp: (None if found.get(tp) is None else found[tp].offset) for tp in tps}
+        return {tp: listed_offset(found.get(tp)) for tp in tps}
 
     def _check_range(self, requested: Mapping[TopicPartition, int], plan: ResetPlan) -> dict[TopicPartition, int]:
         starts = self.log_offsets(requested, "earliest")

@@ -19,11 +19,14 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import java_error_text, java_hash_order, topic_partition_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 ELECTION_TYPES = ("PREFERRED", "UNCLEAN")
 
@@ -133,7 +136,7 @@ def parse_election_json(text: str, what: str = "Replica election data") -> list[
     return list(dict.fromkeys(partitions))
 
 
-def elect_leaders(admin: Any, election_type: str, partitions: list[TopicPartition] | None,
+def elect_leaders(admin: AdminClient, election_type: str, partitions: list[TopicPartition] | None,
                   timeout_ms: float | None = None) -> ElectionResult:
     """AdminClient.electLeaders, split into succeeded / not needed / failed as Kafka's tools do."""
     from kafkapy.client.admin_types import ElectionType

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import java_hash_order, java_string_hash, topic_partition_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 
 class LogDirsError(ToolFailure):
@@ -60,7 +63,7 @@ def _int_order(values: Any) -> list[int]:
     return java_hash_order(list(dict.fromkeys(values)), lambda i: i)
 
 
-def describe_log_dirs(admin: Any, broker_list: str | None = None, topic_list: str | None = None) -> LogDirsResult:
+def describe_log_dirs(admin: AdminClient, broker_list: str | None = None, topic_list: str | None = None) -> LogDirsResult:
     from kafkapy.tools.tool_support import java_exception_name
 
     topics = set(_split(topic_list))

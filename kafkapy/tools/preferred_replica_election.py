@@ -12,10 +12,13 @@ Thread-safety: one call at a time per AdminClient.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools import leader_election as le
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 DEPRECATION_LINE = "This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405"
 DATA_NAME = "Preferred replica election data"
@@ -28,7 +31,7 @@ def parse_election_json(text: str) -> list[TopicPartition]:
     return le.parse_election_json(text, DATA_NAME)
 
 
-def elect_preferred_leaders(admin: Any, partitions: list[TopicPartition] | None) -> le.ElectionResult:
+def elect_preferred_leaders(admin: AdminClient, partitions: list[TopicPartition] | None) -> le.ElectionResult:
     return le.elect_leaders(admin, "PREFERRED", partitions)
 
 

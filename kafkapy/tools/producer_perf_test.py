@@ -39,9 +39,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.tools import ToolFailure
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 MB = 1024.0 * 1024.0
 _WIDE = Context(prec=400)  # room for any double printed in fixed notation
@@ -546,7 +549,7 @@ def _final_metrics(producer: Any, opts: ProducerPerfOptions, total: Any, errors:
     return merge(own, facts)
 
 
-def topic_uses_create_time(admin: Any, topic: str, timeout_ms: int = 2000) -> bool:
+def topic_uses_create_time(admin: AdminClient, topic: str, timeout_ms: int = 2000) -> bool:
     """True when the topic's records keep the producer's timestamp (message.timestamp.type=CreateTime), so
     the shared timestamp-based callback measures send->ack latency. Any doubt (no such topic yet, no
     DescribeConfigs permission or support) answers False, which selects Kafka's per-record callbacks."""

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from kafkapy.client.admin_api import AdminApi, ReplicaLogDirsApi
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools.reassign_json import (
     ANY_LOG_DIR,  # noqa: F401 - re-exported
@@ -55,7 +56,7 @@ def _unknown_topic(message: str) -> Exception:
     return UnknownTopicOrPartitionError(message)
 
 
-def _describe_topics(admin: Any, topics: Iterable[str]) -> dict[str, Any]:
+def _describe_topics(admin: AdminApi, topics: Iterable[str]) -> dict[str, Any]:
     """Descriptions of `topics`; the first missing one (in Java HashMap order) fails as Kafka's does."""
     from kafkapy.common.errors import UnknownTopicOrPartitionError
 
@@ -78,7 +79,7 @@ def _replicas_of(info: Any) -> list[int]:
     return list(info.replica_ids) if info.replica_ids else [n.node_id for n in info.replicas]
 
 
-def get_replica_assignment_for_topics(admin: Any, topics: list[str]) -> Assignment:
+def get_replica_assignment_for_topics(admin: AdminApi, topics: list[str]) -> Assignment:
     """Current assignment of every partition of `topics`, in the order of Kafka's HashMap."""
     res: Assignment = {}
     for name, d in _describe_topics(admin, topics).items():
@@ -88,7 +89,7 @@ def get_replica_assignment_for_topics(admin: Any, topics: list[str]) -> Assignme
     return {tp: res[tp] for tp in order}
 
 
-def get_replica_assignment_for_partitions(admin: Any, partitions: Iterable[TopicPartition]) -> Assignment:
+def get_replica_assignment_for_partitions(admin: AdminApi, partitions: Iterable[TopicPartition]) -> Assignment:
     wanted = set(partitions)
     res: Assignment = {}
     for name, d in _describe_topics(admin, (tp.topic for tp in wanted)).items():
@@ -103,7 +104,7 @@ def get_replica_assignment_for_partitions(admin: Any, partitions: Iterable[Topic
     return res
 
 
-def get_broker_metadata(admin: Any, brokers: list[int], enable_rack_awareness: bool) -> list[Any]:
+def get_broker_metadata(admin: AdminApi, brokers: list[int], enable_rack_awareness: bool) -> list[Any]:
     """The listed brokers the cluster knows (unknown ids are dropped, as Kafka does), sorted by id."""
     from kafkapy.common.replica_assignment import BrokerMetadata
 
@@ -239,7 +240,7 @@ class CancelResult:
 # --- actions ---------------------------------------------------------------------------------------
 
 
-def generate_assignment(admin: Any, topics_json: str, broker_list: str, enable_rack_awareness: bool = True,
+def generate_assignment(admin: AdminApi, topics_json: str, broker_list: str, enable_rack_awareness: bool = True,
                         rng: random.Random | None = None) -> GenerateResult:
     brokers, topics = parse_generate_assignment_args(topics_json, broker_list)
     current = get_replica_assignment_for_topics(admin, topics)
@@ -247,7 +248,7 @@ def generate_assignment(admin: Any, topics_json: str, broker_list: str, enable_r
     return GenerateResult(current, calculate_assignment(current, metadata, rng))
 
 
-def _alter_configs(admin: Any, ops: Mapping[tuple[str, str], list[tuple[str, str | None]]]) -> None:
+def _alter_configs(admin: AdminApi, ops: Mapping[tuple[str, str], list[tuple[str, str | None]]]) -> None:
     """incrementalAlterConfigs: {(\"broker\"|\"topic\", name): [(config, value or None = DELETE)]}."""
     from kafkapy.client.admin_types import (
         AlterConfigOp,
@@ -304,7 +305,7 @@ def calculate_reassigning_brokers(moves: Mapping[str, Mapping[int, PartitionMove
     return sorted({b for parts in moves.values() for m in parts.values() for b in m.sources | m.destinations})
 
 
-def _verify_broker_ids(admin: Any, brokers: Iterable[int]) -> None:
+def _verify_broker_ids(admin: AdminApi, brokers: Iterable[int]) -> None:
     known = {n.node_id for n in admin.describe_cluster().nodes}
     for broker in java_hash_order(list(dict.fromkeys(brokers)), lambda v: v):
         if broker not in known:
@@ -326,12 +327,11 @@ def _raise_reassignment_errors(results: Mapping[TopicPartition, Any], cancelling
     raise ReassignError(f"{head}\n{lines}", terse=True)
 
 
-def execute_assignment(admin: Any, reassignment_json: str, additional: bool = False, inter_broker_throttle: int = -1,
+def execute_assignment(admin: AdminApi, reassignment_json: str, additional: bool = False, inter_broker_throttle: int = -1,
                        log_dir_throttle: int = -1, timeout_ms: int = 10000, time: Any = None) -> ExecuteResult:
     proposed, proposed_replicas = parse_execute_assignment_args(reassignment_json)
-    if proposed_replicas and not hasattr(admin, "alter_replica_log_dirs"):
-        raise ReassignError("Moving replicas between log directories (\"log_dirs\" other than \"any\") needs the "
-                            "AlterReplicaLogDirs API, which kafkapy's admin client does not support yet")
+    log_dirs = _log_dirs_api(admin, bool(proposed_replicas), "Moving replicas between log directories (\"log_dirs\" "
+                             "other than \"any\")")
     current_reassignments = admin.list_partition_reassignments()
     if not additional and current_reassignments:
         raise ReassignError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING_MESSAGE, terse=True)
@@ -358,15 +358,25 @@ def execute_assignment(admin: Any, reassignment_json: str, additional: bool = Fa
                 result.log_dir_throttle = log_dir_throttle
         _raise_reassignment_errors(admin.alter_partition_reassignments(dict(proposed)))
         result.started = sorted(proposed, key=tp_sort_key)
-        if proposed_replicas:
-            result.moves_started = _execute_moves(admin, proposed_replicas, timeout_ms, time)
+        if log_dirs is not None and proposed_replicas:
+            result.moves_started = _execute_moves(log_dirs, proposed_replicas, timeout_ms, time)
     except Exception as e:
         e.partial = result  # type: ignore[attr-defined]  # the CLI prints what was done first
         raise
     return result
 
 
-def _execute_moves(admin: Any, replicas: Mapping[TopicPartitionReplica, str], timeout_ms: int,
+def _log_dirs_api(admin: AdminApi, needed: bool, what: str) -> ReplicaLogDirsApi | None:
+    """`admin` as the log-dir API when it has it (the --bootstrap-server path); `what` fails when `needed` and
+    it has not (Kafka 2.x's --zookeeper path)."""
+    if isinstance(admin, ReplicaLogDirsApi):
+        return admin
+    if needed:
+        raise ReassignError(f"{what} needs the AlterReplicaLogDirs API: use --bootstrap-server")
+    return None
+
+
+def _execute_moves(admin: ReplicaLogDirsApi, replicas: Mapping[TopicPartitionReplica, str], timeout_ms: int,
                    time: Any) -> list[tuple[TopicPartitionReplica, str]]:
     """Kafka's executeMoves: retry AlterReplicaLogDirs every 100 ms until each replica's move started."""
     from kafkapy.common.time import SYSTEM
@@ -390,7 +400,7 @@ def _execute_moves(admin: Any, replicas: Mapping[TopicPartitionReplica, str], ti
 
 
 def find_partition_reassignment_states(
-        admin: Any, targets: list[tuple[TopicPartition, list[int]]]
+        admin: AdminApi, targets: list[tuple[TopicPartition, list[int]]]
 ) -> tuple[dict[TopicPartition, PartitionReassignmentState], bool]:
     from kafkapy.common.errors import UnknownTopicOrPartitionError
 
@@ -414,7 +424,7 @@ def find_partition_reassignment_states(
     return states, bool(ongoing)
 
 
-def describe_replica_log_dirs(admin: Any, replicas: Iterable[TopicPartitionReplica]
+def describe_replica_log_dirs(admin: ReplicaLogDirsApi, replicas: Iterable[TopicPartitionReplica]
                               ) -> dict[TopicPartitionReplica, tuple[str | None, str | None]]:
     """(current log dir, future log dir) of each replica, from DescribeLogDirs on its broker."""
     from kafkapy.common.errors import KafkaStorageError
@@ -437,11 +447,13 @@ def describe_replica_log_dirs(admin: Any, replicas: Iterable[TopicPartitionRepli
     return out
 
 
-def find_log_dir_move_states(admin: Any, targets: Mapping[TopicPartitionReplica, str]
+def find_log_dir_move_states(admin: AdminApi, targets: Mapping[TopicPartitionReplica, str]
                              ) -> dict[TopicPartitionReplica, LogDirMoveState]:
     if not targets:
         return {}
-    infos = describe_replica_log_dirs(admin, targets)
+    log_dirs = _log_dirs_api(admin, True, "Verifying log directory moves")
+    assert log_dirs is not None  # _log_dirs_api raised otherwise
+    infos = describe_replica_log_dirs(log_dirs, targets)
     states = {}
     for r, target in targets.items():
         if r not in infos:
@@ -457,7 +469,7 @@ def find_log_dir_move_states(admin: Any, targets: Mapping[TopicPartitionReplica,
     return states
 
 
-def clear_all_throttles(admin: Any, targets: list[tuple[TopicPartition, list[int]]]) -> tuple[list[int], list[str]]:
+def clear_all_throttles(admin: AdminApi, targets: list[tuple[TopicPartition, list[int]]]) -> tuple[list[int], list[str]]:
     """Kafka's clearAllThrottles: every broker of the cluster and of the targets, every target topic; returns
     both in the order Kafka prints them (its HashSets')."""
     brokers = [n.node_id for n in admin.describe_cluster().nodes]
@@ -469,7 +481,7 @@ def clear_all_throttles(admin: Any, targets: list[tuple[TopicPartition, list[int
     return broker_order, topic_order
 
 
-def verify_assignment(admin: Any, reassignment_json: str, preserve_throttles: bool = False) -> VerifyResult:
+def verify_assignment(admin: AdminApi, reassignment_json: str, preserve_throttles: bool = False) -> VerifyResult:
     targets, target_log_dirs = parse_partition_reassignment_data(reassignment_json)
     states, parts_ongoing = find_partition_reassignment_states(admin, targets)
     moves = find_log_dir_move_states(admin, target_log_dirs)
@@ -484,7 +496,7 @@ def verify_assignment(admin: Any, reassignment_json: str, preserve_throttles: bo
     return result
 
 
-def cancel_assignment(admin: Any, reassignment_json: str, preserve_throttles: bool = False,
+def cancel_assignment(admin: AdminApi, reassignment_json: str, preserve_throttles: bool = False,
                       timeout_ms: int = 10000, time: Any = None) -> CancelResult:
     targets, target_replicas = parse_partition_reassignment_data(reassignment_json)
     result = CancelResult()
@@ -499,10 +511,10 @@ def cancel_assignment(admin: Any, reassignment_json: str, preserve_throttles: bo
         active = {r: m.current_log_dir for r, m in find_log_dir_move_states(admin, target_replicas).items()
                   if m.kind == "active"}
         if active:
-            if not hasattr(admin, "alter_replica_log_dirs"):
-                raise ReassignError("Cancelling log directory moves needs the AlterReplicaLogDirs API, which "
-                                    "kafkapy's admin client does not support yet")
-            result.moves_cancelled = _execute_moves(admin, active, timeout_ms, time)  # type: ignore[arg-type]
+            log_dirs = _log_dirs_api(admin, True, "Cancelling log directory moves")
+            assert log_dirs is not None  # _log_dirs_api raised otherwise
+            result.moves_cancelled = _execute_moves(log_dirs, {r: d for r, d in active.items() if d is not None},
+                                                    timeout_ms, time)
         result.moves_done = True
         if not preserve_throttles:
             result.cleared_brokers, result.cleared_topics = clear_all_throttles(admin, targets)
@@ -512,7 +524,7 @@ def cancel_assignment(admin: Any, reassignment_json: str, preserve_throttles: bo
     return result
 
 
-def list_reassignments(admin: Any) -> dict[TopicPartition, Any]:
+def list_reassignments(admin: AdminApi) -> dict[TopicPartition, Any]:
     """Ongoing reassignments (PartitionReassignment per partition), sorted by topic then partition."""
     ongoing = admin.list_partition_reassignments()
     return {tp: ongoing[tp] for tp in sorted(ongoing, key=tp_sort_key)}

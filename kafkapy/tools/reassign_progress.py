@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin_api import ReplicaLogDirsApi
 
 SMOOTHING = 0.5  # weight of the newest interval in the rate (an exponential moving average)
 
@@ -29,7 +32,7 @@ class PartitionProgress:
         return 1.0 if self.total <= 0 else min(1.0, self.moved / self.total)
 
 
-def sample(admin: Any, reassignments: Mapping[TopicPartition, Any]) -> dict[TopicPartition, PartitionProgress]:
+def sample(admin: ReplicaLogDirsApi, reassignments: Mapping[TopicPartition, Any]) -> dict[TopicPartition, PartitionProgress]:
     """Progress of each ongoing reassignment (PartitionReassignment: replicas, adding_replicas, ...)."""
     brokers = sorted({b for r in reassignments.values() for b in r.replicas})
     topics: dict[str, list[int]] = {}
@@ -59,7 +62,7 @@ def completed(last: PartitionProgress | None, final_size: int | None) -> Partiti
     return PartitionProgress(total, total)
 
 
-def replica_sizes(admin: Any, replicas: Mapping[TopicPartition, list[int]]) -> dict[TopicPartition, int]:
+def replica_sizes(admin: ReplicaLogDirsApi, replicas: Mapping[TopicPartition, list[int]]) -> dict[TopicPartition, int]:
     """The largest size of each partition's (non-future) replicas on the given brokers."""
     brokers = sorted({b for bs in replicas.values() for b in bs})
     topics: dict[str, list[int]] = {}

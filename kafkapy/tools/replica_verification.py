@@ -19,7 +19,7 @@ import time as _time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.client.metadata import ZERO_UUID
 from kafkapy.common.errors import ErrorCode
@@ -28,7 +28,10 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages.fetch import FetchRequest
 from kafkapy.record.memory_records import MemoryRecords
 from kafkapy.tools import ToolFailure
-from kafkapy.tools.tool_support import IncludeList
+from kafkapy.tools.tool_support import IncludeList, listed_offset
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 FETCH_KEY = 1
 DEBUGGING_REPLICA_ID = -2
@@ -96,7 +99,7 @@ def verify_partition(tp: TopicPartition, fetch_offset: int, per_replica: dict[in
 
 
 class ReplicaVerifier:
-    def __init__(self, admin: Any, include: str, fetch_size: int = DEFAULT_FETCH_SIZE,
+    def __init__(self, admin: AdminClient, include: str, fetch_size: int = DEFAULT_FETCH_SIZE,
                  max_wait_ms: int = DEFAULT_MAX_WAIT_MS, initial_time: int = DEFAULT_TIME,
                  report_interval_ms: int = DEFAULT_REPORT_INTERVAL_MS, time: Time = SYSTEM) -> None:
         self.admin = admin
@@ -118,7 +121,7 @@ class ReplicaVerifier:
                 self.replicas[TopicPartition(name, p.partition)] = [n.node_id for n in p.replicas]
         self.topic_ids = {name: described[name].topic_id for name in names}
         offsets = admin.list_offsets({tp: initial_time for tp in self.replicas})
-        self.offsets = {tp: (info.offset if info is not None else 0) for tp, info in offsets.items()}
+        self.offsets = {tp: listed_offset(info) or 0 for tp, info in offsets.items()}
         self.last_report_ms = time.milliseconds()
 
     def now(self) -> str:

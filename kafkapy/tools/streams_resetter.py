@@ -20,13 +20,16 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.group_offsets_resetter import parse_datetime, parse_duration_ms
-from kafkapy.tools.tool_support import java_hash_order, java_string_hash, topic_partition_hash
+from kafkapy.tools.tool_support import java_hash_order, java_string_hash, listed_offset, topic_partition_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 _FK_JOIN = re.compile(r".+-KTABLE-FK-JOIN-SUBSCRIPTION-(?:REGISTRATION|RESPONSE)-\d+-topic")
 
@@ -109,7 +112,7 @@ def parse_reset_plan_csv(text: str) -> dict[TopicPartition, int]:
 
 
 class StreamsResetter:
-    def __init__(self, admin: Any, opts: ResetOptions, say: Callable[[str], None], warn: Callable[[str], None],
+    def __init__(self, admin: AdminClient, opts: ResetOptions, say: Callable[[str], None], warn: Callable[[str], None],
                  now_ms: Callable[[], int] | None = None, timeout_ms: int = 60_000) -> None:
         self.admin = admin
         self.opts = opts
@@ -220,7 +223,7 @@ class StreamsResetter:
 
     def _log_offsets(self, tps: list[TopicPartition], spec: str | int) -> dict[TopicPartition, int | None]:
         found = self.admin.list_offsets({tp: spec for tp in tps}, timeout_ms=self.timeout_ms)
-        return {tp: (None if found.get(tp) is None else found[tp].offset) for tp in tps}
+        return {tp: listed_offset(found.get(tp)) for tp in tps}
 
     def _input_positions(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         o = self.opts

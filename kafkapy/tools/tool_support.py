@@ -17,14 +17,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.tools import ToolFailure
 
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.client.admin_types import ListOffsetsResultInfo
+    from kafkapy.common.errors import KafkaError
+
 T = TypeVar("T")
 
-def admin_client(bootstrap: str, props: Mapping[str, str] | None = None, client_id: str | None = None) -> Any:
+def admin_client(bootstrap: str, props: Mapping[str, str] | None = None, client_id: str | None = None
+                 ) -> AdminClient:
     """An AdminClient for `bootstrap` with the --command-config properties on top of Kafka's defaults."""
     from kafkapy.client.admin import AdminClient
 
@@ -36,6 +42,14 @@ def admin_client(bootstrap: str, props: Mapping[str, str] | None = None, client_
         return AdminClient(configs)
     except ValueError as e:  # a bad bootstrap address or config value
         raise ToolFailure(str(e)) from e
+
+
+def listed_offset(info: ListOffsetsResultInfo | KafkaError | None) -> int | None:
+    """The offset of one AdminClient.list_offsets answer (None: the partition has no such offset); a
+    partition's error (only returned with raise_errors=False) is raised."""
+    if isinstance(info, BaseException):
+        raise info
+    return None if info is None else info.offset
 
 
 class IncludeList:

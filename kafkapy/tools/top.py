@@ -19,9 +19,12 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.tools.jmx import fetch_mbeans, jmx_endpoint
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 _TOPIC_METERS = {"MessagesInPerSec": "msgs_in", "BytesInPerSec": "bytes_in", "BytesOutPerSec": "bytes_out"}
 
@@ -84,7 +87,7 @@ class TopSnapshot:
 
 
 class Top:
-    def __init__(self, admin: Any, metrics_urls: Sequence[str] = (), max_lags: int = 10,
+    def __init__(self, admin: AdminClient, metrics_urls: Sequence[str] = (), max_lags: int = 10,
                  include_internal: bool = False) -> None:
         self.admin = admin
         self.endpoints = [jmx_endpoint(u) for u in metrics_urls]

@@ -16,12 +16,18 @@ Thread-safety: one call at a time per AdminClient.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.tools import ToolFailure
 from kafkapy.tools.tool_support import IncludeList, java_hash_order, java_string_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin_api import AdminApi
+    from kafkapy.client.admin_types import PartitionReassignment
+    from kafkapy.common.topic_partition import TopicPartition
 
 SHORT_MAX = 32767
 COLLISION_WARNING = (
@@ -158,7 +164,7 @@ def _error_text(err: BaseException) -> str:
     return error_message(err)
 
 
-def get_topics(admin: Any, topic: str | None, exclude_internal: bool) -> list[str]:
+def get_topics(admin: AdminApi, topic: str | None, exclude_internal: bool) -> list[str]:
     """Sorted topic names matching the --topic regex (all topics without one)."""
     names = sorted(admin.list_topics(include_internal=not exclude_internal))
     if topic is None:
@@ -175,7 +181,7 @@ def _ensure_topic_exists(found: list[str], requested: str | None, require: bool)
 # --- actions ----------------------------------------------------------------------------------------
 
 
-def create_topic(admin: Any, opts: CreateTopicOptions) -> CreatedTopic:
+def create_topic(admin: AdminApi, opts: CreateTopicOptions) -> CreatedTopic:
     from kafkapy.client.admin import NewTopic
     from kafkapy.common.errors import KafkaError, TopicAlreadyExistsError
 
@@ -201,7 +207,7 @@ def create_topic(admin: Any, opts: CreateTopicOptions) -> CreatedTopic:
     return CreatedTopic(opts.topic, True, warning)
 
 
-def list_topics(admin: Any, topic: str | None = None, exclude_internal: bool = False) -> list[str]:
+def list_topics(admin: AdminApi, topic: str | None = None, exclude_internal: bool = False) -> list[str]:
     try:
         return get_topics(admin, topic, exclude_internal)
     except ToolFailure:
@@ -211,7 +217,7 @@ def list_topics(admin: Any, topic: str | None = None, exclude_internal: bool = F
 
 
 def alter_topic(
-    admin: Any,
+    admin: AdminApi,
     topic: str,
     partitions: int,
     replica_assignment: dict[int, list[int]] | None = None,
@@ -242,7 +248,7 @@ def alter_topic(
     return topics
 
 
-def delete_topics(admin: Any, topic: str, if_exists: bool = False, exclude_internal: bool = False) -> list[str]:
+def delete_topics(admin: AdminApi, topic: str, if_exists: bool = False, exclude_internal: bool = False) -> list[str]:
     from kafkapy.common.errors import KafkaError
 
     topics = list_topics(admin, topic, exclude_internal)
@@ -261,7 +267,7 @@ def delete_topics(admin: Any, topic: str, if_exists: bool = False, exclude_inter
     return topics
 
 
-def _reassignments(admin: Any, tps: list[Any]) -> dict[Any, Any]:
+def _reassignments(admin: AdminApi, tps: list[Any]) -> Mapping[TopicPartition, PartitionReassignment]:
     from kafkapy.common.errors import ClusterAuthorizationFailedError, UnsupportedVersionError
 
     if not tps:
@@ -280,7 +286,7 @@ def _replication_factor(replicas: list[int], reassignment: Any) -> int:
     return len(replicas)
 
 
-def describe_topics(admin: Any, opts: DescribeOptions) -> list[TopicDescription]:
+def describe_topics(admin: AdminApi, opts: DescribeOptions) -> list[TopicDescription]:
     from kafkapy.client.admin import ConfigResource, ConfigResourceType, ConfigSource, TopicPartition
     from kafkapy.common.errors import KafkaError
 
@@ -338,7 +344,7 @@ def describe_topics(admin: Any, opts: DescribeOptions) -> list[TopicDescription]
     return results
 
 
-def _topics_to_describe(admin: Any, opts: DescribeOptions) -> list[str]:
+def _topics_to_describe(admin: AdminApi, opts: DescribeOptions) -> list[str]:
     from kafkapy.protocol.types import uuid_from_str
 
     if opts.topic_id:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import KafkaError, TransactionalIdNotFoundError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.tools import ToolFailure
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
 
 LIST_HEADERS = ("TransactionalId", "Coordinator", "ProducerId", "TransactionState")
 DESCRIBE_HEADERS = ("CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch", "TransactionState",
@@ -70,7 +73,7 @@ def _typed(header: str, cell: str) -> Any:
         return cell
 
 
-def list_transactions(admin: Any) -> TableResult:
+def list_transactions(admin: AdminClient) -> TableResult:
     try:
         by_broker = admin.list_transactions()
     except KafkaError as e:
@@ -80,7 +83,7 @@ def list_transactions(admin: Any) -> TableResult:
     return TableResult(LIST_HEADERS, rows)
 
 
-def describe_transaction(admin: Any, transactional_id: str, now_ms: int) -> TableResult:
+def describe_transaction(admin: AdminClient, transactional_id: str, now_ms: int) -> TableResult:
     result = admin.describe_transactions([transactional_id])[transactional_id]
     if isinstance(result, BaseException):
         raise _fail(f"Failed to describe transaction state of transactional-id `{transactional_id}`", result)
@@ -94,7 +97,7 @@ def describe_transaction(admin: Any, transactional_id: str, now_ms: int) -> Tabl
     return TableResult(DESCRIBE_HEADERS, [row])
 
 
-def _producers(admin: Any, tp: TopicPartition, broker_id: int | None) -> list[Any]:
+def _producers(admin: AdminClient, tp: TopicPartition, broker_id: int | None) -> list[Any]:
     result = admin.describe_producers([tp], broker_id=broker_id)[tp]
     if isinstance(result, BaseException):
         where = f"broker {broker_id}" if broker_id is not None else "leader"
@@ -102,7 +105,7 @@ def _producers(admin: Any, tp: TopicPartition, broker_id: int | None) -> list[An
     return list(result)
 
 
-def describe_producers(admin: Any, tp: TopicPartition, broker_id: int | None = None) -> TableResult:
+def describe_producers(admin: AdminClient, tp: TopicPartition, broker_id: int | None = None) -> TableResult:
     rows = [(str(p.producer_id), str(p.producer_epoch),
              str(p.coordinator_epoch if p.coordinator_epoch is not None else -1), str(p.last_sequence),
              str(p.last_timestamp),
@@ -111,7 +114,7 @@ def describe_producers(admin: Any, tp: TopicPartition, broker_id: int | None = N
     return TableResult(PRODUCERS_HEADERS, rows)
 
 
-def abort_transaction(admin: Any, tp: TopicPartition, start_offset: int | None, producer_id: int | None,
+def abort_transaction(admin: AdminClient, tp: TopicPartition, start_offset: int | None, producer_id: int | None,
                       producer_epoch: int | None, coordinator_epoch: int | None) -> Any:
     """Abort the open transaction starting at start_offset (or the one given by producer id, epoch and
     coordinator epoch, for brokers before 3.0). Returns the AbortTransactionSpec used."""
@@ -140,7 +143,7 @@ def abort_transaction(admin: Any, tp: TopicPartition, start_offset: int | None, 
     return spec
 
 
-def find_hanging(admin: Any, broker_id: int | None, topic: str | None, partition: int | None,
+def find_hanging(admin: AdminClient, broker_id: int | None, topic: str | None, partition: int | None,
                  max_transaction_timeout_min: int, now_ms: int) -> TableResult:
     """Open transactions older than the max timeout whose coordinator no longer lists their partition."""
     if topic is None and broker_id is None:
@@ -188,7 +191,7 @@ def find_hanging(admin: Any, broker_id: int | None, topic: str | None, partition
     return TableResult(HANGING_HEADERS, rows)
 
 
-def _partitions_to_search(admin: Any, broker_id: int | None, topic: str | None,
+def _partitions_to_search(admin: AdminClient, broker_id: int | None, topic: str | None,
                           partition: int | None) -> list[TopicPartition]:
     if topic is not None and partition is not None:
         return [TopicPartition(topic, partition)]

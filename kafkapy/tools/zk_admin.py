@@ -12,18 +12,23 @@ Znodes (Kafka's layout and JSON):
   /admin/reassign_partitions                 {"version":1,"partitions":[{"topic","partition","replicas"}]}
   /config/<topics|brokers>/<name>            throttle configs, through kafkapy.tools.zk_configs
 Placement is Kafka's AdminUtils algorithm (kafkapy.common.replica_assignment).
+ZkAdmin implements kafkapy.client.admin_api.AdminApi (checked by mypy at the end of this module).
 Thread-safety: one ZkAdmin per thread.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.client.admin_types import (
+    AlterConfigOp,
     ClusterDescription,
     Config,
     ConfigEntry,
     ConfigResource,
+    CreateTopicResult,
+    DeleteTopicResult,
     NewPartitions,
     NewTopic,
     PartitionReassignment,
@@ -56,7 +61,7 @@ DEFAULT_REPLICATION_FACTOR = 1
 
 
 class ZkAdmin:
-    """Duck-types the AdminClient methods kafkapy.tools.topics calls."""
+    """The AdminApi over ZooKeeper (Kafka 2.x's AdminZkClient); errors are raised, never returned."""
 
     def __init__(self, connect: str) -> None:
         self.zk = ZkShellClient(connect)
@@ -152,14 +157,13 @@ class ZkAdmin:
         requested = zk_data.decode_reassignment(self._get_json(zk_data.REASSIGN_PARTITIONS_PATH))
         return {TopicPartition(t, p): list(r) for (t, p), r in requested.items()}
 
-    def list_partition_reassignments(self, tps: list[Any] | None = None) -> dict[Any, PartitionReassignment]:
+    def list_partition_reassignments(self, partitions: Iterable[TopicPartition] | None = None
+                                     ) -> dict[TopicPartition, PartitionReassignment]:
         """Partitions with adding/removing replicas in their topic znode, plus those still listed in
         /admin/reassign_partitions (the controller has not picked them up yet)."""
         requested = self._reassign_request()
-        if tps is None:
-            tps = self.all_partitions()
-        out: dict[Any, PartitionReassignment] = {}
-        for tp in tps:
+        out: dict[TopicPartition, PartitionReassignment] = {}
+        for tp in self.all_partitions() if partitions is None else partitions:
             if tp in requested:
                 current = zk_data.decode_topic(self._get_json(zk_data.topic_path(tp.topic)) or {})[1]
                 replicas = list(current.get(tp.partition, ()))
@@ -176,8 +180,10 @@ class ZkAdmin:
 
     # --- writes --------------------------------------------------------------------------------------
 
-    def alter_partition_reassignments(self, targets: dict[Any, list[int] | None]) -> dict[Any, Exception | None]:
+    def alter_partition_reassignments(self, reassignments: Mapping[TopicPartition, list[int] | None]
+                                      ) -> dict[TopicPartition, Exception | None]:
         """Kafka 2.x's ZooKeeper reassignment: one /admin/reassign_partitions request at a time."""
+        targets = reassignments
         if any(replicas is None for replicas in targets.values()):
             raise ZkShellError("Cancelling a reassignment needs --bootstrap-server (Kafka 2.x's ZooKeeper path "
                                "cannot cancel)")
@@ -187,15 +193,18 @@ class ZkAdmin:
         self.zk.create(zk_data.REASSIGN_PARTITIONS_PATH, encode_json(doc), make_parents=True)
         return dict.fromkeys(targets)
 
-    def incremental_alter_configs(self, changes: dict[ConfigResource, list[Any]]) -> None:
+    def incremental_alter_configs(self, configs: Mapping[ConfigResource, Iterable[AlterConfigOp]]
+                                  ) -> dict[ConfigResource, Exception | None]:
         from kafkapy.client.admin_types import AlterConfigOpType, ConfigResourceType
         from kafkapy.tools.zk_configs import write_configs
 
         kinds = {ConfigResourceType.TOPIC: "topics", ConfigResourceType.BROKER: "brokers"}
-        for res, ops in changes.items():
-            to_set = {op.name: op.value for op in ops if op.op == AlterConfigOpType.SET}
-            to_delete = [op.name for op in ops if op.op == AlterConfigOpType.DELETE]
+        for res, ops in configs.items():
+            op_list = list(ops)
+            to_set = {op.name: op.value for op in op_list if op.op == AlterConfigOpType.SET and op.value is not None}
+            to_delete = [op.name for op in op_list if op.op == AlterConfigOpType.DELETE]
             write_configs(self.zk, kinds[res.type], res.name or zk_data.DEFAULT_BROKER_ENTITY, to_set, to_delete)
+        return dict.fromkeys(configs)
 
     def create_preferred_replica_election(self, partitions: list[TopicPartition]) -> None:
         """Kafka 2.x's PreferredReplicaLeaderElectionCommand: one /admin/preferred_replica_election at a time."""
@@ -205,8 +214,9 @@ class ZkAdmin:
         doc = zk_data.encode_partitions([(tp.topic, tp.partition) for tp in partitions])
         self.zk.create(zk_data.PREFERRED_REPLICA_ELECTION_PATH, encode_json(doc), make_parents=True)
 
-    def create_topics(self, topics: list[NewTopic]) -> None:
-        for t in topics:
+    def create_topics(self, new_topics: list[NewTopic]) -> dict[str, CreateTopicResult]:
+        out = {}
+        for t in new_topics:
             if self.zk.exists(zk_data.topic_path(t.name)) is not None:
                 raise TopicAlreadyExistsError(f"Topic '{t.name}' already exists.")
             if t.replica_assignment:
@@ -227,14 +237,19 @@ class ZkAdmin:
                 self.zk.create(config_path, config, make_parents=True)
             else:
                 self.zk.set(config_path, config)
-            topic = zk_data.encode_topic(zk_data.random_kafka_uuid(), assignment)
+            topic_id = zk_data.random_kafka_uuid()
+            topic = zk_data.encode_topic(topic_id, assignment)
             try:
                 self.zk.create(zk_data.topic_path(t.name), encode_json(topic), make_parents=True)
             except ZkShellError as e:
                 raise TopicAlreadyExistsError(f"Topic '{t.name}' already exists.") from e
+            out[t.name] = CreateTopicResult(t.name, topic_id, len(assignment), len(next(iter(assignment.values()))),
+                                            [ConfigEntry(k, v, ConfigSource.DYNAMIC_TOPIC_CONFIG)
+                                             for k, v in t.configs.items()])
+        return out
 
-    def create_partitions(self, new: dict[str, NewPartitions]) -> None:
-        for name, np in new.items():
+    def create_partitions(self, new_partitions: Mapping[str, NewPartitions]) -> dict[str, Exception | None]:
+        for name, np in new_partitions.items():
             data, assignment = self._assignment(name)
             current = len(assignment)
             if np.total_count <= current:
@@ -251,9 +266,19 @@ class ZkAdmin:
                 extra = assign_replicas_to_brokers(brokers, np.total_count - current, rf, first, current)
             data["partitions"] = {**data["partitions"], **{str(p): r for p, r in extra.items()}}
             self.zk.set(zk_data.topic_path(name), encode_json(data))
+        return dict.fromkeys(new_partitions)
 
-    def delete_topics(self, topics: list[str]) -> None:
+    def delete_topics(self, topics: list[str]) -> dict[str, DeleteTopicResult]:
         for name in topics:
             path = zk_data.delete_topic_path(name)
             if self.zk.exists(path) is None:
                 self.zk.create(path, None, make_parents=True)
+        return {name: DeleteTopicResult(name) for name in topics}
+
+
+if TYPE_CHECKING:  # mypy: both admin paths implement the AdminApi protocol, and AdminClient the log-dir one
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.client.admin_api import AdminApi, ReplicaLogDirsApi
+
+    def _implements_admin_api(zk: ZkAdmin, client: AdminClient) -> tuple[AdminApi, AdminApi, ReplicaLogDirsApi]:
+        return zk, client, client
