@@ -5,9 +5,11 @@ one proposal per partition at a time (a second one for the same partition is ans
 OPERATION_NOT_ATTEMPTED), every waiting proposal goes in one request, and a proposal is sent again, with
 backoff, until the controller answers it: a lost answer, a timeout, a refused connection, NOT_CONTROLLER or
 any top-level error never ends it, since the controller may have applied it already and only its answer
-tells the leader so. A partition missing from an answer is sent again too. The controller is looked up in ZooKeeper
-(/controller, then its /brokers/ids registration), as Kafka 2.x's broker did for controlled shutdown;
-a NOT_CONTROLLER answer or a dropped connection makes the next attempt look it up again.
+tells the leader so. A partition missing from an answer is sent again too. Both go through one
+BrokerBlockingSender whose destination is the active controller, looked up in ZooKeeper (/controller, then its
+/brokers/ids registration), as Kafka 2.x's broker did for controlled shutdown; the sender connects, backs off
+and reconnects, a new controller id makes it connect there, and a failed exchange makes the next one look the
+controller's registration up again.
 Bytes: Kafka's request frames (client.connection.BrokerConnection frames them).
 Thread-safety: `alter_partition` may be called from any thread (requests go out on one sender thread);
 `controlled_shutdown` is called by the shutting-down thread.
@@ -22,7 +24,8 @@ from concurrent.futures import Future
 from typing import Any
 
 from kafkapy.client.client_security import ClientSecurity
-from kafkapy.client.connection import BrokerConnection
+from kafkapy.client.errors import DisconnectError, KafkaTimeoutError
+from kafkapy.cluster.broker import Node
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
 from kafkapy.common.errors import (
     ErrorCode,
@@ -36,22 +39,27 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.metadata_store import MetadataStore
 from kafkapy.protocol.messages.alter_partition import AlterPartitionRequest
 from kafkapy.protocol.messages.controlled_shutdown import ControlledShutdownRequest
+from kafkapy.server.broker_blocking_sender import BrokerBlockingSender, SenderConfig
 
 log = logging.getLogger("kafka.server.BrokerToControllerChannelManager")
 
 ALTER_PARTITION_VERSION = 1
 CONTROLLED_SHUTDOWN_VERSION = 3
-# Backoff between AlterPartition attempts after a failure, doubling up to the max (Kafka: 50 ms after a
-# top-level error, reconnect.backoff.ms .. reconnect.backoff.max.ms after a dropped connection).
+# Backoff between AlterPartition attempts after an answered failure (a top-level error), doubling up to the max;
+# after a refused or dropped connection the sender's reconnect backoff (the client's reconnect.backoff.ms ..
+# reconnect.backoff.max.ms, exponential with jitter) paces the next attempt instead.
 ALTER_PARTITION_RETRY_BACKOFF_MS = 50
 ALTER_PARTITION_RETRY_BACKOFF_MAX_MS = 1000
+RECONNECT_BACKOFF_MS = 50
+RECONNECT_BACKOFF_MAX_MS = 1000
 
 AlterPartitionAnswer = LeaderAndIsr | KafkaError
 
 
 class BrokerToControllerChannel:
     def __init__(self, broker_id: int, store: MetadataStore, listener: str, broker_epoch: Any,
-                 request_timeout_ms: int = 30000, time: Time = SYSTEM, security: ClientSecurity | None = None) -> None:
+                 request_timeout_ms: int = 30000, time: Time = SYSTEM, security: ClientSecurity | None = None,
+                 connection_setup_timeout_ms: int = 10_000, connection_setup_timeout_max_ms: int = 30_000) -> None:
         """broker_epoch: a callable giving this broker's current epoch (it changes after a session expiry)."""
         self.broker_id = broker_id
         self.store = store
@@ -59,9 +67,11 @@ class BrokerToControllerChannel:
         self.broker_epoch = broker_epoch
         self.request_timeout_ms = request_timeout_ms
         self.time = time
-        self.security = security
-        self._conn: BrokerConnection | None = None
-        self._conn_lock = threading.Lock()
+        # The controller's address, looked up again when the controller id changes or an exchange fails.
+        self._controller: Node | None = None
+        self._sender = BrokerBlockingSender(self._controller_node, SenderConfig(
+            f"broker-{broker_id}", request_timeout_ms, connection_setup_timeout_ms, connection_setup_timeout_max_ms,
+            RECONNECT_BACKOFF_MS, RECONNECT_BACKOFF_MAX_MS), security)
         self._alter_cond = threading.Condition()
         self._unsent: dict[TopicPartition, tuple[LeaderAndIsr, Future[Any]]] = {}  # until answered
         self._closing = False
@@ -69,38 +79,29 @@ class BrokerToControllerChannel:
                                         daemon=True)
         self._thread.start()
 
-    # -- connection to the controller ------------------------------------------------------------------------
+    # -- the active controller --------------------------------------------------------------------------------
 
-    def _controller_connection(self) -> BrokerConnection:
-        with self._conn_lock:
-            controller_id = self.store.get_controller_id()
-            if controller_id is None:
-                raise NotControllerError("No controller is elected.")
-            conn = self._conn
-            if conn is not None and conn.node_id == controller_id and conn.is_ready():
-                return conn
-            if conn is not None:
-                conn.close()
-                self._conn = None
-            broker = self.store.get_brokers().get(controller_id)
-            ep = broker.endpoint(self.listener) or broker.endpoint() if broker is not None else None
-            if ep is None:
-                raise NotControllerError(f"Controller {controller_id} is not registered.")
-            conn = BrokerConnection(controller_id, ep.host, ep.port, client_id=f"broker-{self.broker_id}",
-                                    request_timeout_ms=self.request_timeout_ms, security=self.security)
-            conn.connect(self.request_timeout_ms)
-            self._conn = conn
-            return conn
+    def _controller_node(self) -> Node:
+        """The sender's destination: the active controller's endpoint on the listener (ZooKeeper /controller,
+        then its /brokers/ids registration). Raises NotControllerError while none is elected or registered."""
+        controller_id = self.store.get_controller_id()
+        if controller_id is None:
+            raise NotControllerError("No controller is elected.")
+        known = self._controller
+        if known is not None and known.id == controller_id:
+            return known
+        broker = self.store.get_brokers().get(controller_id)
+        ep = broker.endpoint(self.listener) or broker.endpoint() if broker is not None else None
+        if ep is None:
+            raise NotControllerError(f"Controller {controller_id} is not registered.")
+        self._controller = Node(controller_id, ep.host, ep.port)
+        return self._controller
 
     def _request(self, msg: Any, max_version: int) -> Any:
-        conn = self._controller_connection()
         try:
-            return conn.request(msg, conn.pick_version(msg.API_KEY, max_version), self.request_timeout_ms)
+            return self._sender.send_and_receive(msg, max_version=max_version)
         except Exception:
-            with self._conn_lock:
-                if self._conn is conn:
-                    conn.close()
-                    self._conn = None
+            self._controller = None  # the controller may have moved or restarted elsewhere: look it up again
             raise
 
     # -- ControlledShutdown ---------------------------------------------------------------------------------------
@@ -163,6 +164,10 @@ class BrokerToControllerChannel:
         while (batch := self._next_alter_batch(backoff_ms)) is not None:
             try:
                 answers = self._send_alter_partition({tp: proposed for tp, (proposed, _) in batch.items()})
+            except (DisconnectError, KafkaTimeoutError) as e:  # the sender's reconnect backoff paces the next try
+                backoff_ms = 0
+                log.warning("AlterPartition of %s failed (%r); sending it again", sorted(str(tp) for tp in batch), e)
+                continue
             except Exception as e:  # noqa: BLE001 - sent again until answered
                 backoff_ms = min(max(backoff_ms * 2, ALTER_PARTITION_RETRY_BACKOFF_MS),
                                  ALTER_PARTITION_RETRY_BACKOFF_MAX_MS)
@@ -216,7 +221,4 @@ class BrokerToControllerChannel:
         with self._alter_cond:
             self._closing = True
             self._alter_cond.notify_all()
-        with self._conn_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._sender.close()

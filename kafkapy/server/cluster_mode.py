@@ -52,9 +52,11 @@ class ClusterMode:
         listener = config.inter_broker_listener_name()
         timeout_ms = config.get_int("controller.socket.timeout.ms")
         security = inter_broker_client_security(config)  # TLS / SASL of inter.broker.listener.name
-        self.controller_channel = ControllerChannelManager(server.broker_id, listener, timeout_ms, security)
+        setup_ms = (config.get_int("socket.connection.setup.timeout.ms"),
+                    config.get_int("socket.connection.setup.timeout.max.ms"))
+        self.controller_channel = ControllerChannelManager(server.broker_id, listener, timeout_ms, security, *setup_ms)
         self.to_controller = BrokerToControllerChannel(server.broker_id, store, listener, lambda: server.broker_epoch,
-                                                       timeout_ms, server.time, security)
+                                                       timeout_ms, server.time, security, *setup_ms)
         store.add_session_listener(self._on_new_session)
         existing = store.children(zk_data.CONFIG_CHANGES_PATH)
         # Configs were read in full at start-up: only notifications after this point matter.
