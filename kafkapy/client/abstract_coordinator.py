@@ -44,8 +44,10 @@ from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import Time
 from kafkapy.protocol.messages import (
     FindCoordinatorRequest,
+    FindCoordinatorResponse,
     HeartbeatRequest,
     JoinGroupRequest,
+    JoinGroupResponse,
     LeaveGroupRequest,
     SyncGroupRequest,
 )
@@ -134,7 +136,8 @@ class AbstractCoordinator:
         """Before (re)joining; return False to be called again later (e.g. a commit is pending)."""
         return True
 
-    def perform_assignment(self, leader_id: str, protocol: str, members: list[Any], skip: bool) -> dict[str, bytes]:
+    def perform_assignment(self, leader_id: str, protocol: str, members: list[JoinGroupResponse.JoinGroupResponseMember],
+                           skip: bool) -> dict[str, bytes]:
         raise NotImplementedError
 
     def on_join_complete(self, generation: Generation, assignment: bytes) -> None:
@@ -200,12 +203,13 @@ class AbstractCoordinator:
             return FindCoordinatorRequest(key=group_id, key_type=0)
 
         node = self.client.least_loaded_node()
-        resp = self.client.request(node, build, min(timeout, self.request_timeout_ms), api_key=FIND_COORDINATOR)
+        resp: FindCoordinatorResponse = self.client.request(node, build, min(timeout, self.request_timeout_ms),
+                                                            api_key=FIND_COORDINATOR)
         if resp.coordinators:
             c = resp.coordinators[0]
             code, message, node_id, host, port = c.error_code, c.error_message, c.node_id, c.host, c.port
         else:
-            code, message = resp.error_code, getattr(resp, "error_message", None)
+            code, message = resp.error_code, resp.error_message
             node_id, host, port = resp.node_id, resp.host, resp.port
         if code:
             raise error_from_code(code, message)
@@ -377,7 +381,7 @@ class AbstractCoordinator:
             self.mark_coordinator_unknown(str(exc))
             self.request_rejoin(f"JoinGroup failed: {exc}")
             return self.backoff(deadline)
-        resp = future.result()
+        resp: JoinGroupResponse = future.result()
         code = resp.error_code
         if code == ErrorCode.NONE:
             generation = Generation(resp.generation_id, resp.member_id, resp.protocol_name)
@@ -390,8 +394,9 @@ class AbstractCoordinator:
                 self.is_leader = resp.leader == resp.member_id
             log.info("Successfully joined group %s with generation %s", self.group_id, generation)
             if self.is_leader:
-                assignments = self.perform_assignment(resp.leader, resp.protocol_name, list(resp.members),
-                                                      bool(getattr(resp, "skip_assignment", False)))
+                # ProtocolName is nullable (v7+) only in error answers; "" matches no assignor
+                assignments = self.perform_assignment(resp.leader, resp.protocol_name or "", list(resp.members),
+                                                      resp.skip_assignment)
             else:
                 assignments = {}
             self._send_sync_group(generation, assignments)

@@ -158,7 +158,7 @@ class AdminClient:
                 validate_only=validate_only,
             )
 
-        def handle(resp: Any) -> dict[str, CreateTopicResult]:
+        def handle(resp: M.CreateTopicsResponse) -> dict[str, CreateTopicResult]:
             out: dict[str, CreateTopicResult] = {}
             for t in resp.topics:
                 if t.error_code == ErrorCode.NOT_CONTROLLER:
@@ -167,12 +167,11 @@ class AdminClient:
                     ConfigEntry(c.name, c.value, ConfigSource(c.config_source) if c.config_source in
                                 ConfigSource._value2member_map_ else ConfigSource.UNKNOWN, c.is_sensitive,
                                 c.read_only)
-                    for c in (getattr(t, "configs", None) or [])
+                    for c in t.configs or []
                 ]
-                tid = getattr(t, "topic_id", None)
                 out[t.name] = CreateTopicResult(
-                    t.name, None if tid in (None, ZERO_UUID) else tid, getattr(t, "num_partitions", -1),
-                    getattr(t, "replication_factor", -1), configs, error_or_none(t.error_code, t.error_message),
+                    t.name, None if t.topic_id == ZERO_UUID else t.topic_id, t.num_partitions,
+                    t.replication_factor, configs, error_or_none(t.error_code, t.error_message),
                 )
             return out
 
@@ -200,16 +199,15 @@ class AdminClient:
                 raise UnsupportedVersionError("deleting topics by id needs DeleteTopics v6")
             return R(topic_names=list(topics), timeout_ms=int(timeout))
 
-        def handle(resp: Any) -> dict[str, DeleteTopicResult]:
+        def handle(resp: M.DeleteTopicsResponse) -> dict[str, DeleteTopicResult]:
             out: dict[str, DeleteTopicResult] = {}
             for r in resp.responses:
                 if r.error_code == ErrorCode.NOT_CONTROLLER:
                     raise NotControllerError()
-                tid = getattr(r, "topic_id", None)
+                tid = r.topic_id
                 key = r.name if r.name is not None else str(tid)
                 out[key] = DeleteTopicResult(
-                    r.name, None if tid in (None, ZERO_UUID) else tid,
-                    error_or_none(r.error_code, getattr(r, "error_message", None)),
+                    r.name, None if tid == ZERO_UUID else tid, error_or_none(r.error_code, r.error_message),
                 )
             return out
 
@@ -343,7 +341,7 @@ class AdminClient:
         return out
 
     @staticmethod
-    def _handle_describe_configs(resp: Any) -> dict[ConfigResource, Config]:
+    def _handle_describe_configs(resp: M.DescribeConfigsResponse) -> dict[ConfigResource, Config]:
         out: dict[ConfigResource, Config] = {}
         for r in resp.results:
             res = ConfigResource(ConfigResourceType(r.resource_type), r.resource_name)
@@ -351,17 +349,17 @@ class AdminClient:
             for c in r.configs:
                 source = c.config_source
                 if source in (None, -1) or source not in ConfigSource._value2member_map_:
-                    source = ConfigSource.DEFAULT_CONFIG if getattr(c, "is_default", False) else ConfigSource.UNKNOWN
+                    source = ConfigSource.DEFAULT_CONFIG if c.is_default else ConfigSource.UNKNOWN
                 synonyms = [
                     ConfigSynonym(s.name, s.value, ConfigSource(s.source) if s.source in
                                   ConfigSource._value2member_map_ else ConfigSource.UNKNOWN)
-                    for s in (getattr(c, "synonyms", None) or [])
+                    for s in c.synonyms
                 ]
-                ctype = getattr(c, "config_type", 0)
+                ctype = c.config_type
                 entries[c.name] = ConfigEntry(
                     c.name, c.value, ConfigSource(source), c.is_sensitive, c.read_only, synonyms,
                     ConfigType(ctype) if ctype in ConfigType._value2member_map_ else ConfigType.UNKNOWN,
-                    getattr(c, "documentation", None),
+                    c.documentation,
                 )
             out[res] = Config(res, entries, error_or_none(r.error_code, r.error_message))
         return out

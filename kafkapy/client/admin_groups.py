@@ -109,12 +109,12 @@ def find_group_coordinator(calls: AdminCalls, group_id: str, timeout_ms: float |
             return M.FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id])
         return M.FindCoordinatorRequest(key=group_id, key_type=0)
 
-    def handle(resp: Any) -> Node:
+    def handle(resp: M.FindCoordinatorResponse) -> Node:
         if resp.coordinators:
             c = resp.coordinators[0]
             code, message, node = c.error_code, c.error_message, Node(c.node_id, c.host, c.port)
         else:
-            code, message = resp.error_code, getattr(resp, "error_message", None)
+            code, message = resp.error_code, resp.error_message
             node = Node(resp.node_id, resp.host, resp.port)
         if code:
             raise error_from_code(code, message)
@@ -158,14 +158,14 @@ def list_consumer_groups(calls: AdminCalls, states: Iterable[str] = (), types: I
         return M.ListGroupsRequest(states_filter=wanted_states if version >= 4 else [],
                                    types_filter=wanted_types if version >= 5 else [])
 
-    def handle(resp: Any) -> list[ConsumerGroupListing]:
+    def handle(resp: M.ListGroupsResponse) -> list[ConsumerGroupListing]:
         _check_group_error(resp.error_code)
         out = []
         for g in resp.groups:
             if g.protocol_type not in (PROTOCOL_TYPE, ""):
                 continue
-            state = parse_group_state(g.group_state) if getattr(g, "group_state", "") else None
-            gtype = parse_group_type(g.group_type) if getattr(g, "group_type", "") else None
+            state = parse_group_state(g.group_state) if g.group_state else None
+            gtype = parse_group_type(g.group_type) if g.group_type else None
             out.append(ConsumerGroupListing(g.group_id, g.protocol_type == "", state, gtype, g.protocol_type))
         return out
 
@@ -204,9 +204,9 @@ def _describe_one(calls: AdminCalls, group_id: str, include_ops: bool, timeout_m
     def build(version: int) -> Any:
         return M.DescribeGroupsRequest(groups=[group_id], include_authorized_operations=include_ops)
 
-    def handle(resp: Any) -> ConsumerGroupDescription:
+    def handle(resp: M.DescribeGroupsResponse) -> ConsumerGroupDescription:
         g = resp.groups[0]
-        _check_group_error(g.error_code, getattr(g, "error_message", None))
+        _check_group_error(g.error_code, g.error_message)
         if g.protocol_type not in (PROTOCOL_TYPE, ""):
             raise error_from_code(ErrorCode.INVALID_GROUP_ID,
                                   f"GroupId {group_id} is not a consumer group ({g.protocol_type}).")
@@ -216,9 +216,9 @@ def _describe_one(calls: AdminCalls, group_id: str, include_ops: bool, timeout_m
                 assignment = deserialize_assignment(m.member_assignment).partitions if m.member_assignment else []
             except ConsumerProtocolError:
                 assignment = []
-            members.append(MemberDescription(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
+            members.append(MemberDescription(m.member_id, m.group_instance_id, m.client_id,
                                              m.client_host, assignment))
-        ops = getattr(g, "authorized_operations", -2147483648)
+        ops = g.authorized_operations
         return ConsumerGroupDescription(
             g.group_id, g.protocol_type == "", members, g.protocol_data, parse_group_state(g.group_state),
             coordinator[0], g.protocol_type, None if ops == -2147483648 else ops)

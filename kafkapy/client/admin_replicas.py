@@ -100,14 +100,14 @@ def describe_log_dirs(
                 R.DescribableLogDirTopic(topic=t, partitions=list(p)) for t, p in topics.items()
             ])
 
-        def handle(resp: Any) -> dict[str, LogDirDescription]:
-            if getattr(resp, "error_code", 0):
+        def handle(resp: M.DescribeLogDirsResponse) -> dict[str, LogDirDescription]:
+            if resp.error_code:
                 raise error_from_code(resp.error_code)
             dirs: dict[str, LogDirDescription] = {}
             for r in resp.results:
                 d = LogDirDescription(r.log_dir, error_or_none(r.error_code),
-                                      total_bytes=None if getattr(r, "total_bytes", -1) < 0 else r.total_bytes,
-                                      usable_bytes=None if getattr(r, "usable_bytes", -1) < 0 else r.usable_bytes)
+                                      total_bytes=None if r.total_bytes < 0 else r.total_bytes,
+                                      usable_bytes=None if r.usable_bytes < 0 else r.usable_bytes)
                 for t in r.topics:
                     for p in t.partitions:
                         d.replicas[TopicPartition(t.name, p.partition_index)] = ReplicaInfo(
@@ -179,8 +179,8 @@ def elect_leaders(
             raise UnsupportedVersionError("unclean election needs ElectLeaders v1")
         return R(election_type=int(election_type), topic_partitions=parts, timeout_ms=int(timeout))
 
-    def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
-        code = getattr(resp, "error_code", 0)
+    def handle(resp: M.ElectLeadersResponse) -> dict[TopicPartition, KafkaError | None]:
+        code = resp.error_code
         if code == ErrorCode.NOT_CONTROLLER:
             raise NotControllerError()
         if code:

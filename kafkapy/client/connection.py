@@ -235,19 +235,24 @@ class BrokerConnection:
 
     def _authenticate(self, security: ClientSecurity, timeout_ms: int) -> None:
         """SaslHandshake v1+ then SaslAuthenticate until the mechanism completes (Kafka 1.0+ brokers)."""
-        from kafkapy.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-        from kafkapy.protocol.messages.sasl_handshake import SaslHandshakeRequest
+        from kafkapy.protocol.messages.sasl_authenticate import (
+            SaslAuthenticateRequest,
+            SaslAuthenticateResponse,
+        )
+        from kafkapy.protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 
         mechanism = security.mechanism
+        assert mechanism is not None  # set for every SASL security.protocol, the only ones authenticating
         version = self.pick_version(SASL_HANDSHAKE_KEY, min_version=1)
-        resp = self.wait(self._send_raw(SaslHandshakeRequest(mechanism=mechanism), SASL_HANDSHAKE_KEY, version,
-                                        True, timeout_ms), timeout_ms)
-        if resp.error_code:
-            raise error_from_code(resp.error_code, f"Unsupported SASL mechanism {mechanism} (the broker enables: "
-                                                   f"{', '.join(resp.mechanisms)})")
+        handshake: SaslHandshakeResponse = self.wait(self._send_raw(
+            SaslHandshakeRequest(mechanism=mechanism), SASL_HANDSHAKE_KEY, version, True, timeout_ms), timeout_ms)
+        if handshake.error_code:
+            raise error_from_code(handshake.error_code, f"Unsupported SASL mechanism {mechanism} (the broker "
+                                                        f"enables: {', '.join(handshake.mechanisms)})")
         client = security.sasl_client()
         token: bytes | None = client.initial()
         auth_version = self.pick_version(SASL_AUTHENTICATE_KEY)
+        resp: SaslAuthenticateResponse | None = None
         while token is not None:
             resp = self.wait(self._send_raw(SaslAuthenticateRequest(auth_bytes=token), SASL_AUTHENTICATE_KEY,
                                             auth_version, True, timeout_ms), timeout_ms)
@@ -256,7 +261,7 @@ class BrokerConnection:
             token = client.evaluate(bytes(resp.auth_bytes))
         if not client.complete:
             raise SaslAuthenticationFailedError(f"SASL {mechanism} did not complete")
-        lifetime_ms = getattr(resp, "session_lifetime_ms", 0)
+        lifetime_ms = 0 if resp is None else resp.session_lifetime_ms
         if lifetime_ms > 0:  # as Java: at a random 85-95% of the session's lifetime
             self._reauth_at_ns = self._time.nanoseconds() + int(lifetime_ms * random.uniform(0.85, 0.95) * 1e6)
 

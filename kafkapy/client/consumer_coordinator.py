@@ -54,6 +54,7 @@ from kafkapy.client.subscription_state import SubscriptionState, SubscriptionTyp
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol.messages.join_group import JoinGroupResponse
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         for tp in revoked:
             self.fetcher.clear_buffered(tp)
 
-    def perform_assignment(self, leader_id: str, protocol: str, members: list[Any], skip: bool) -> dict[str, bytes]:
+    def perform_assignment(self, leader_id: str, protocol: str, members: list[JoinGroupResponse.JoinGroupResponseMember],
+                           skip: bool) -> dict[str, bytes]:
         if skip:
             return {}
         assignor = next((a for a in self.assignors if a.name == protocol), None)
@@ -251,7 +253,7 @@ class ConsumerCoordinator(AbstractCoordinator):
             except ConsumerProtocolError as e:
                 log.warning("Member %s sent invalid metadata: %s", m.member_id, e)
                 sub = Subscription([])
-            sub.group_instance_id = getattr(m, "group_instance_id", None)
+            sub.group_instance_id = m.group_instance_id
             subscriptions[m.member_id] = sub
         all_topics = {t for s in subscriptions.values() for t in s.topics}
         self.group_subscription = set(all_topics)

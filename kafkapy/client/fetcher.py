@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from kafkapy.client.errors import error_from_code
 from kafkapy.client.metadata import ZERO_UUID
@@ -29,10 +29,12 @@ from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.offset_fetcher import OffsetAndTimestamp, list_offsets
 from kafkapy.client.subscription_state import SubscriptionState
 from kafkapy.common.errors import ErrorCode, KafkaError, OffsetOutOfRangeError
+from kafkapy.common.file_region import FileRegion
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages.fetch import FetchRequest
+from kafkapy.protocol.messages.fetch import FetchRequest, FetchResponse
 from kafkapy.record.control_record import ControlRecordType
+from kafkapy.record.legacy_record import LegacyRecordBatch
 from kafkapy.record.memory_records import DefaultRecordBatch, MemoryRecords
 
 log = logging.getLogger(__name__)
@@ -80,22 +82,25 @@ class _PartitionRecords:
 class _CompletedFetch:
     tp: TopicPartition
     fetch_offset: int
-    records: Any  # memoryview or None
+    records: bytes | memoryview | None
     high_watermark: int
-    aborted: list  # FetchResponse AbortedTransaction(producer_id, first_offset), read_committed only
+    aborted: list[FetchResponse.AbortedTransaction]  # read_committed only
     log_start_offset: int
     last_stable_offset: int
 
 
 def fetched_batches(
-    records: Any, position: int, aborted: list, read_committed: bool, check_crcs: bool, tp: TopicPartition
-) -> Iterator[tuple[Any, bool]]:
+    records: bytes | memoryview | None, position: int, aborted: list[FetchResponse.AbortedTransaction],
+    read_committed: bool, check_crcs: bool, tp: TopicPartition
+) -> Iterator[tuple[DefaultRecordBatch | LegacyRecordBatch, bool]]:
     """Each batch of a Fetch response's `records` that ends at or after `position`, CRC-checked, with
     whether it holds records for the application: False for control batches and, with read_committed,
     for batches of aborted transactions (Java's Fetcher: a producer is "aborted" from the first offset
     the response lists for it until its ABORT marker). Shared by the consumer and kafkapy.spark's reader."""
     pending_aborts = sorted((a.first_offset, a.producer_id) for a in aborted) if read_committed else []
     aborted_pids: set[int] = set()
+    if records is None:  # a null records field: nothing fetched
+        return
     for batch in MemoryRecords(records).batches():
         if batch.next_offset <= position:
             continue
@@ -109,7 +114,7 @@ def fetched_batches(
             if aborted_pids and batch.control_record_type() == ControlRecordType.ABORT:
                 aborted_pids.discard(batch.producer_id)
             yield batch, False
-        elif aborted_pids and getattr(batch, "is_transactional", False) and batch.producer_id in aborted_pids:
+        elif aborted_pids and batch.is_transactional and batch.producer_id in aborted_pids:
             yield batch, False
         else:
             yield batch, True
@@ -240,8 +245,8 @@ class Fetcher:
                 continue
             self._handle_fetch_response(future.result(), offsets)
 
-    def _handle_fetch_response(self, resp: Any, offsets: dict[TopicPartition, int]) -> None:
-        if getattr(resp, "error_code", 0):
+    def _handle_fetch_response(self, resp: FetchResponse, offsets: dict[TopicPartition, int]) -> None:
+        if resp.error_code:
             log.debug("Fetch failed with top-level error %s", resp.error_code)
             self.client.metadata.request_update()
             return
@@ -261,11 +266,12 @@ class Fetcher:
                 code = p.error_code
                 if code == ErrorCode.NONE:
                     st.high_watermark = p.high_watermark
-                    st.log_start_offset = getattr(p, "log_start_offset", -1)
-                    st.last_stable_offset = getattr(p, "last_stable_offset", -1)
+                    st.log_start_offset = p.log_start_offset
+                    st.last_stable_offset = p.last_stable_offset
+                    records = p.records
+                    assert not isinstance(records, FileRegion)  # decoded: a memoryview of the response
                     self._completed.append(
-                        _CompletedFetch(tp, offsets[tp], p.records, p.high_watermark,
-                                        getattr(p, "aborted_transactions", None) or [],
+                        _CompletedFetch(tp, offsets[tp], records, p.high_watermark, p.aborted_transactions or [],
                                         st.log_start_offset, st.last_stable_offset)
                     )
                 elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
@@ -332,8 +338,8 @@ class Fetcher:
             if not is_data:
                 continue
             ts_type = batch.timestamp_type
-            epoch = getattr(batch, "partition_leader_epoch", -1)
-            epoch = None if epoch is None or epoch < 0 else epoch
+            leader_epoch = batch.partition_leader_epoch
+            epoch = None if leader_epoch < 0 else leader_epoch
             for r in batch.records():
                 if r.offset < position:
                     continue

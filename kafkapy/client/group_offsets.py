@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages import OffsetCommitRequest, OffsetFetchRequest
+from kafkapy.protocol.messages import OffsetCommitRequest, OffsetFetchRequest, OffsetFetchResponse
 
 OFFSET_COMMIT, OFFSET_FETCH = 8, 9
 
@@ -79,12 +79,12 @@ def offset_fetch_builder(group_id: str, partitions: Iterable[TopicPartition] | N
             by_topic.setdefault(tp.topic, []).append(tp.partition)
     R = OffsetFetchRequest
 
-    def build(version: int) -> Any:
+    def build(version: int) -> OffsetFetchRequest:
         if version >= 8:
-            topics = None if by_topic is None else [R.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
-                                                    for t, ps in by_topic.items()]
+            group_topics = None if by_topic is None else [
+                R.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in by_topic.items()]
             return R(require_stable=require_stable, groups=[R.OffsetFetchRequestGroup(group_id=group_id,
-                                                                                      topics=topics)])
+                                                                                      topics=group_topics)])
         topics = None if by_topic is None else [R.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
                                                 for t, ps in by_topic.items()]
         return R(group_id=group_id, topics=topics, require_stable=require_stable and version >= 7)
@@ -98,12 +98,14 @@ class OffsetFetchResult(NamedTuple):
     partition_errors: dict[TopicPartition, int]
 
 
-def parse_offset_fetch(resp: Any) -> OffsetFetchResult:
+def parse_offset_fetch(resp: OffsetFetchResponse) -> OffsetFetchResult:
+    """The first group's answer (v8+ batches groups) or the whole v0-7 answer."""
+    topics: list[OffsetFetchResponse.OffsetFetchResponseTopics] | list[OffsetFetchResponse.OffsetFetchResponseTopic]
     if resp.groups:
         group = resp.groups[0]
         code, topics = group.error_code, group.topics
     else:
-        code, topics = getattr(resp, "error_code", 0), resp.topics
+        code, topics = resp.error_code, resp.topics
     offsets: dict[TopicPartition, OffsetAndMetadata | None] = {}
     errors: dict[TopicPartition, int] = {}
     for t in topics:
@@ -114,6 +116,6 @@ def parse_offset_fetch(resp: Any) -> OffsetFetchResult:
             elif p.committed_offset < 0:
                 offsets[tp] = None
             else:
-                epoch = getattr(p, "committed_leader_epoch", -1)
+                epoch = p.committed_leader_epoch
                 offsets[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "", None if epoch < 0 else epoch)
     return OffsetFetchResult(code, offsets, errors)

@@ -16,11 +16,14 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.errors import InvalidTopicExceptionError, TopicAuthorizationFailedError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafkapy.protocol.messages.metadata import MetadataResponse
 
 ZERO_UUID = uuid.UUID(int=0)
 INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED = 17, 29
@@ -81,8 +84,8 @@ class Cluster:
         self._available: dict[str, list[int]] = {}  # memo: the snapshot is immutable
 
     @classmethod
-    def from_response(cls, resp: Any) -> Cluster:
-        brokers = {b.node_id: Node(b.node_id, b.host, b.port, getattr(b, "rack", None)) for b in resp.brokers}
+    def from_response(cls, resp: MetadataResponse) -> Cluster:
+        brokers = {b.node_id: Node(b.node_id, b.host, b.port, b.rack) for b in resp.brokers}
         topics: dict[str, TopicMetadata] = {}
         unauthorized, invalid = set(), set()
         for t in resp.topics:
@@ -97,21 +100,16 @@ class Cluster:
                     t.name,
                     p.partition_index,
                     p.leader_id,
-                    getattr(p, "leader_epoch", -1),
+                    p.leader_epoch,
                     tuple(p.replica_nodes),
                     tuple(p.isr_nodes),
-                    tuple(getattr(p, "offline_replicas", ()) or ()),
+                    tuple(p.offline_replicas),
                     p.error_code,
                 )
                 for p in t.partitions
             }
-            tid = getattr(t, "topic_id", None) or ZERO_UUID
-            if not isinstance(tid, uuid.UUID):
-                tid = uuid.UUID(bytes=bytes(tid)) if len(bytes(tid)) == 16 else ZERO_UUID
-            topics[t.name] = TopicMetadata(t.name, tid, bool(getattr(t, "is_internal", False)), parts, t.error_code)
-        controller_id = getattr(resp, "controller_id", -1)
-        cluster_id = getattr(resp, "cluster_id", None)
-        return cls(brokers, topics, controller_id, cluster_id, frozenset(unauthorized), frozenset(invalid))
+            topics[t.name] = TopicMetadata(t.name, t.topic_id, t.is_internal, parts, t.error_code)
+        return cls(brokers, topics, resp.controller_id, resp.cluster_id, frozenset(unauthorized), frozenset(invalid))
 
     def merged_with(self, other: Cluster, replace_all_topics: bool) -> Cluster:
         """`other` (from a response for some topics) laid over this snapshot's topics."""
@@ -236,7 +234,7 @@ class Metadata:
     def record_attempt(self) -> None:
         self._last_attempt_ms = self._time.milliseconds()
 
-    def update(self, response: Any, requested_topics: list[str] | None) -> Cluster:
+    def update(self, response: MetadataResponse, requested_topics: list[str] | None) -> Cluster:
         """Install a new snapshot from a MetadataResponse for `requested_topics` (None = all)."""
         fresh = Cluster.from_response(response)
         with self._lock:

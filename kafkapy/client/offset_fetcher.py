@@ -21,7 +21,7 @@ from kafkapy.client.network_client import NetworkClient
 from kafkapy.client.partition_leader import call_partition_leaders
 from kafkapy.common.errors import KafkaError
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages.list_offsets import ListOffsetsRequest
+from kafkapy.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 
 LIST_OFFSETS_KEY = 2
 # Lowest ListOffsets version able to answer each special timestamp.
@@ -65,8 +65,8 @@ def list_offsets_by_partition(
         need = {tp: _min_version(ts, isolation_level) for tp, ts in parts.items()}
         top = max(need.values())
         try:
-            resp = client.request(node, _builder(parts, isolation_level), remaining_ms,
-                                  api_key=LIST_OFFSETS_KEY, min_version=top)
+            resp: ListOffsetsResponse = client.request(node, _builder(parts, isolation_level), remaining_ms,
+                                                       api_key=LIST_OFFSETS_KEY, min_version=top)
         except ClientUnsupportedVersionError as e:
             answers: dict[TopicPartition, Any] = {tp: e for tp in parts if need[tp] == top}
             lower = {tp: ts for tp, ts in parts.items() if need[tp] < top}
@@ -82,7 +82,7 @@ def list_offsets_by_partition(
                 elif p.offset < 0:
                     answers[tp] = None
                 else:
-                    epoch = getattr(p, "leader_epoch", -1)
+                    epoch = p.leader_epoch
                     answers[tp] = OffsetAndTimestamp(p.offset, p.timestamp, None if epoch < 0 else epoch)
         return answers
 

@@ -41,7 +41,7 @@ from kafkapy.common.errors import ErrorCode, KafkaError
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages.init_producer_id import InitProducerIdRequest
-from kafkapy.protocol.messages.produce import ProduceRequest
+from kafkapy.protocol.messages.produce import ProduceRequest, ProduceResponse
 from kafkapy.record.batch_header import CRC_OFFSET, PRODUCER_ID_OFFSET
 from kafkapy.record.crc import crc32c
 
@@ -449,7 +449,7 @@ class Sender(threading.Thread):
                 self._retry_or_fail(b, exc, now)
             self.client.metadata.request_update()
             return
-        resp = inf.future.result()
+        resp: ProduceResponse = inf.future.result()
         seen: set[TopicPartition] = set()
         for t in resp.responses:
             for p in t.partition_responses:
@@ -462,11 +462,10 @@ class Sender(threading.Thread):
                 self._release_in_flight(b)
                 code = p.error_code
                 if code == ErrorCode.NONE or code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER:
-                    b.done(p.base_offset, getattr(p, "log_append_time_ms", -1), None)
+                    b.done(p.base_offset, p.log_append_time_ms, None)
                     self.accumulator.deallocate(b)
                     continue
-                msg = getattr(p, "error_message", None)
-                err = error_from_code(code, msg)
+                err = error_from_code(code, p.error_message)
                 if code in _LEADER_ERRORS:
                     self.client.metadata.request_update()
                 self._retry_or_fail(b, err, now)

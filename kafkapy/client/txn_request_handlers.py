@@ -85,6 +85,12 @@ class TxnRequestHandler:
 
     @property
     def coordinator_key(self) -> str:
+        return self.transactional_id
+
+    @property
+    def transactional_id(self) -> str:
+        """The producer's transactional id: only a transactional producer queues these requests (its
+        InitProducerIdHandler, which an idempotent producer also sends, reads tm.transactional_id itself)."""
         return self.tm.transactional_id or ""
 
     def build(self, version: int) -> Any:
@@ -117,7 +123,7 @@ class TxnRequestHandler:
         """The error handling every transaction-coordinator handler shares; True when handled."""
         tm = self.tm
         if code in _COORDINATOR_ERRORS:
-            tm.lookup_coordinator(TRANSACTION, tm.transactional_id or "")
+            tm.lookup_coordinator(TRANSACTION, self.transactional_id)
             self.reenqueue()
         elif code in _FENCED:
             self.fatal_error(ProducerFencedError(FENCED_MESSAGE))
@@ -216,7 +222,7 @@ class AddPartitionsToTxnHandler(TxnRequestHandler):
         for tp in self.partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         return AddPartitionsToTxnRequest(
-            v3_and_below_transactional_id=self.tm.transactional_id,
+            v3_and_below_transactional_id=self.transactional_id,
             v3_and_below_producer_id=self.tm.producer_id, v3_and_below_producer_epoch=self.tm.producer_epoch,
             v3_and_below_topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=t, partitions=p)
                                  for t, p in by_topic.items()])
@@ -270,7 +276,7 @@ class EndTxnHandler(TxnRequestHandler):
         self.committed = committed
 
     def build(self, version: int) -> Any:
-        return EndTxnRequest(transactional_id=self.tm.transactional_id, producer_id=self.tm.producer_id,
+        return EndTxnRequest(transactional_id=self.transactional_id, producer_id=self.tm.producer_id,
                              producer_epoch=self.tm.producer_epoch, committed=self.committed)
 
     def handle_response(self, resp: Any) -> None:
@@ -291,7 +297,7 @@ class AddOffsetsToTxnHandler(TxnRequestHandler):
         self.offsets, self.group = offsets, group
 
     def build(self, version: int) -> Any:
-        return AddOffsetsToTxnRequest(transactional_id=self.tm.transactional_id, producer_id=self.tm.producer_id,
+        return AddOffsetsToTxnRequest(transactional_id=self.transactional_id, producer_id=self.tm.producer_id,
                                       producer_epoch=self.tm.producer_epoch, group_id=self.group.group_id)
 
     def handle_response(self, resp: Any) -> None:
@@ -330,7 +336,7 @@ class TxnOffsetCommitHandler(TxnRequestHandler):
                 committed_metadata=om.metadata))
         g = self.group
         return TxnOffsetCommitRequest(
-            transactional_id=self.tm.transactional_id, group_id=g.group_id, producer_id=self.tm.producer_id,
+            transactional_id=self.transactional_id, group_id=g.group_id, producer_id=self.tm.producer_id,
             producer_epoch=self.tm.producer_epoch, generation_id=g.generation_id, member_id=g.member_id,
             group_instance_id=g.group_instance_id,
             topics=[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=p)
