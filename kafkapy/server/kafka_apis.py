@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafkapy.common.errors import KafkaError, UnknownServerError
 from kafkapy.protocol.api_keys import ApiKey
@@ -41,7 +42,7 @@ class KafkaApis:
         self.services = services
         self.handlers = registry.load_handlers()
         # Only the message modules of the APIs we serve are imported (start-up time).
-        self.request_classes = {key: request_class(key) for key in self.handlers}
+        self.request_classes = {key: _message_class(request_class, key) for key in self.handlers}
 
     def handle(self, request: Request) -> None:
         try:
@@ -80,7 +81,7 @@ class KafkaApis:
         ctx.handler_ns = time.perf_counter_ns() - start_ns
         if result is DEFERRED:
             return
-        if result is NO_RESPONSE or result is None:
+        if result is NO_RESPONSE:
             ctx.no_response()
             return
         ctx.respond(result)
@@ -95,20 +96,29 @@ class KafkaApis:
             ctx.header.api_version = 0
             ctx.respond(body)
             return
+        known = request_class(header.api_key)
         log.warning("Closing connection %s: %s v%d is not supported", ctx.request.connection_id,
-                    request_class(header.api_key).NAME, header.api_version)
+                    known.NAME if known is not None else f"api key {header.api_key}", header.api_version)
         ctx.close()
 
     @staticmethod
     def _error_response(spec: registry.ApiSpec, body: Message, version: int, code: int) -> Message:
         if spec.error_response is not None:
             return spec.error_response(body, version, code)
-        resp = response_class(spec.api_key)()
+        resp = _message_class(response_class, spec.api_key)()
         fill_error_code(resp, code)
         return resp
 
 
-def fill_error_code(msg: Any, code: int) -> None:
+def _message_class(lookup: Callable[[int], type[Message] | None], api_key: int) -> type[Message]:
+    """The generated class of a registered api (every registered api key is one Kafka defines)."""
+    cls = lookup(api_key)
+    if cls is None:
+        raise ValueError(f"api key {api_key} has no generated message class")
+    return cls
+
+
+def fill_error_code(msg: Message, code: int) -> None:
     """Set every top-level `error_code` field of a response (the generic whole-request error)."""
     if hasattr(msg, "error_code"):
         msg.error_code = code

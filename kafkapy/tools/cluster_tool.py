@@ -8,7 +8,7 @@ ZooKeeper-mode cluster, kafkapy's included, answers). No byte format. Thread-saf
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.errors import error_for_code
 
@@ -27,15 +27,14 @@ def unregister(admin: AdminClient, broker_id: int) -> bool:
     versions = admin.api_versions()
     if UNREGISTER_BROKER not in versions:
         return False
-    from kafkapy.protocol.messages import request_class
+    from kafkapy.protocol.messages import UnregisterBrokerRequest, UnregisterBrokerResponse
 
-    request_cls = request_class(UNREGISTER_BROKER)
     calls = admin._calls  # the AdminClient's call machinery (retries, controller routing)
 
-    def build(version: int) -> Any:
-        return request_cls(broker_id=broker_id)
+    def build(version: int) -> UnregisterBrokerRequest:
+        return UnregisterBrokerRequest(broker_id=broker_id)
 
-    def handle(resp: Any) -> None:
+    def handle(resp: UnregisterBrokerResponse) -> None:
         if resp.error_code:
             raise error_for_code(resp.error_code)(resp.error_message or "")
 

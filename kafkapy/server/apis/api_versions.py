@@ -6,11 +6,17 @@ Thread-safety: stateless.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from kafkapy.server import request_logger
 from kafkapy.server.apis import registry
 from kafkapy.server.apis.registry import api
+
+if TYPE_CHECKING:
+    from kafkapy.server.broker_services import BrokerServices
+    from kafkapy.server.request_context import RequestContext
 
 UNSUPPORTED_VERSION = 35
 
@@ -29,7 +35,7 @@ def api_versions_response(error_code: int = 0) -> ApiVersionsResponse:
 
 
 @api(ApiKey.API_VERSIONS, 0, 4)
-def handle_api_versions(ctx, request: ApiVersionsRequest) -> ApiVersionsResponse:
+def handle_api_versions(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
     response = api_versions_response()
     if ctx.api_version >= 3:
         add_features(ctx.server, response)
@@ -38,7 +44,7 @@ def handle_api_versions(ctx, request: ApiVersionsRequest) -> ApiVersionsResponse
     return response
 
 
-def add_features(services, response: ApiVersionsResponse) -> None:
+def add_features(services: BrokerServices, response: ApiVersionsResponse) -> None:
     """ApiVersions v3+: the broker's supported features and the finalized ones with their epoch (KIP-584)."""
     from kafkapy.server.apis.handler_support import feature_cache
     from kafkapy.server.feature_control import SUPPORTED_FEATURES

@@ -77,13 +77,13 @@ def handle_create_delegation_token(ctx: RequestContext, request: CreateDelegatio
              if request.owner_principal_name else requester)
     renewers = [KafkaPrincipal(r.principal_type, r.principal_name) for r in request.renewers]
 
-    v3 = ctx.api_version >= 3  # the requester fields exist from v3
-    requester_fields = ({"token_requester_principal_type": requester.principal_type,
-                         "token_requester_principal_name": requester.name} if v3 else {})
+    # The requester fields exist from v3 (an older version cannot carry a value other than their default).
+    requester_type, requester_name = (requester.principal_type, requester.name) if ctx.api_version >= 3 else ("", "")
 
     def failed(code: int) -> CreateDelegationTokenResponse:
         return CreateDelegationTokenResponse(
-            error_code=code, principal_type=owner.principal_type, principal_name=owner.name, **requester_fields,
+            error_code=code, principal_type=owner.principal_type, principal_name=owner.name,
+            token_requester_principal_type=requester_type, token_requester_principal_name=requester_name,
             issue_timestamp_ms=ERROR_TIMESTAMP, expiry_timestamp_ms=ERROR_TIMESTAMP, max_timestamp_ms=ERROR_TIMESTAMP,
             token_id="", hmac=b"")
 
@@ -99,7 +99,8 @@ def handle_create_delegation_token(ctx: RequestContext, request: CreateDelegatio
         return failed(e.code)
     info = token.info
     return CreateDelegationTokenResponse(
-        error_code=0, principal_type=owner.principal_type, principal_name=owner.name, **requester_fields,
+        error_code=0, principal_type=owner.principal_type, principal_name=owner.name,
+        token_requester_principal_type=requester_type, token_requester_principal_name=requester_name,
         issue_timestamp_ms=info.issue_timestamp, expiry_timestamp_ms=info.expiry_timestamp,
         max_timestamp_ms=info.max_timestamp, token_id=info.token_id, hmac=token.hmac)
 

@@ -75,11 +75,12 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
     listener = ctx.request.listener_name
     snapshot = cache.snapshot()
 
-    all_topics = request.topics is None or (version == 0 and not request.topics)
+    requested = request.topics if request.topics is not None else []
+    all_topics = request.topics is None or (version == 0 and not requested)
     unknown_ids: list[Any] = []
     names: list[str] = []
     if not all_topics:
-        for t in request.topics:
+        for t in requested:
             has_id = t.topic_id is not None and t.topic_id != ZERO_UUID
             if version < 12 and (t.name is None or has_id):
                 raise InvalidRequestError(
@@ -99,8 +100,8 @@ def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataRe
     unauthorized = [n for n in names if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, n)]
     if unauthorized:
         names = [n for n in names if n not in set(unauthorized)]
-    by_id = bool(request.topics) and version >= 12 and any(
-        t.topic_id is not None and t.topic_id != ZERO_UUID for t in request.topics)
+    by_id = bool(requested) and version >= 12 and any(
+        t.topic_id is not None and t.topic_id != ZERO_UUID for t in requested)
 
     topics_md = _topic_cache(cache).topics(None if all_topics else names, listener,
                                            error_unavailable_endpoints=version == 0,

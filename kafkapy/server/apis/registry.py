@@ -16,7 +16,7 @@ import enum
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, overload
 
 from kafkapy.protocol.message import Message
 
@@ -84,13 +84,29 @@ HANDLER_MODULES = (
 )
 
 
+class Registration(Protocol):
+    """What `api(...)` returns without an error_response: registers any handler, keeping its own types."""
+
+    def __call__(self, fn: TypedHandler[RequestT, ResponseT], /) -> TypedHandler[RequestT, ResponseT]: ...
+
+
+@overload
+def api(api_key: int, min_version: int, max_version: int) -> Registration: ...
+
+
+@overload
+def api(api_key: int, min_version: int, max_version: int, error_response: TypedErrorResponse[RequestT, ResponseT]
+        ) -> Callable[[TypedHandler[RequestT, ResponseT]], TypedHandler[RequestT, ResponseT]]: ...
+
+
 def api(api_key: int, min_version: int, max_version: int,
         error_response: TypedErrorResponse[RequestT, ResponseT] | None = None
-        ) -> Callable[[TypedHandler[RequestT, ResponseT]], TypedHandler[RequestT, ResponseT]]:
+        ) -> Registration | Callable[[TypedHandler[RequestT, ResponseT]], TypedHandler[RequestT, ResponseT]]:
     """Register the decorated function as the handler of `api_key` for [min_version, max_version].
 
     `error_response(request, version, error_code)` builds the whole-request error answer used when the
-    handler raises a KafkaError; without it the dispatcher fills every `error_code` field it finds.
+    handler raises a KafkaError; without it the dispatcher fills every `error_code` field it finds. With it,
+    mypy checks that the handler takes the request class and answers the response class it names.
     """
 
     def register(fn: TypedHandler[RequestT, ResponseT]) -> TypedHandler[RequestT, ResponseT]:
