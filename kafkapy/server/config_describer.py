@@ -356,7 +356,7 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
                 if bdef.validator is not None and value is not None:
                     bdef.validator(name, value)
         except (ConfigError, ValueError, InvalidConfigError) as e:
-            raise InvalidRequestError(getattr(e, "message", None) or str(e)) from None
+            raise InvalidRequestError((e.message if isinstance(e, InvalidConfigError) else None) or str(e)) from None
 
 
 def set_repr(names: Iterable[str]) -> str:

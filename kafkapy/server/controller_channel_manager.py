@@ -17,7 +17,7 @@ import queue
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from kafkapy.client.client_security import ClientSecurity
 from kafkapy.cluster.broker import Broker, Node
@@ -29,9 +29,9 @@ from kafkapy.cluster.leader_and_isr import (
 from kafkapy.common.errors import ErrorCode, UnsupportedVersionError
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.controller_channel import ControllerChannel
-from kafkapy.protocol.messages.leader_and_isr import LeaderAndIsrRequest
-from kafkapy.protocol.messages.stop_replica import StopReplicaRequest
-from kafkapy.protocol.messages.update_metadata import UpdateMetadataRequest
+from kafkapy.protocol.messages.leader_and_isr import LeaderAndIsrRequest, LeaderAndIsrResponse
+from kafkapy.protocol.messages.stop_replica import StopReplicaRequest, StopReplicaResponse
+from kafkapy.protocol.messages.update_metadata import UpdateMetadataRequest, UpdateMetadataResponse
 from kafkapy.server.broker_blocking_sender import BrokerBlockingSender, SenderConfig
 
 log = logging.getLogger("kafka.controller.ControllerChannelManager")
@@ -41,6 +41,9 @@ UPDATE_METADATA_VERSION = 7
 STOP_REPLICA_VERSION = 3
 RETRY_BACKOFF_S = 0.1  # Kafka's RequestSendThread backoff(): 100 ms between attempts
 # Kafka's SecurityProtocol ids (UpdateMetadataEndpoint.SecurityProtocol).
+# every one carries a top-level error_code
+ControllerResponse: TypeAlias = LeaderAndIsrResponse | StopReplicaResponse | UpdateMetadataResponse
+
 SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
 
@@ -161,10 +164,10 @@ class RequestSendThread:
             if item is None:
                 break
             request, max_version = item
-            response = self._send_until_answered(request, max_version)
+            response: ControllerResponse | None = self._send_until_answered(request, max_version)
             if response is None:
                 continue
-            code = getattr(response, "error_code", 0)
+            code = response.error_code
             if code != ErrorCode.NONE:
                 log.warning("%s to broker %d answered error %d", request.NAME, self.broker.id, code)
             if self._on_response is not None:

@@ -33,12 +33,15 @@ import random
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.errors import ErrorCode
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.server.fetch_params import FetchPartitionData, FetchPartitionInfo
+
+if TYPE_CHECKING:
+    from kafkapy.protocol.messages.fetch import FetchRequest
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -360,9 +363,8 @@ class FetchManager:
 
 # -- client side (Kafka's FetchSessionHandler) -----------------------------------------------------------
 
-def _fetch_state(p: Any) -> tuple[int, int, int, int, int]:
-    return (p.fetch_offset, p.log_start_offset, p.partition_max_bytes, p.current_leader_epoch,
-            getattr(p, "last_fetched_epoch", -1))
+def _fetch_state(p: FetchRequest.FetchPartition) -> tuple[int, int, int, int, int]:
+    return (p.fetch_offset, p.log_start_offset, p.partition_max_bytes, p.current_leader_epoch, p.last_fetched_epoch)
 
 
 @dataclass(slots=True)

@@ -731,7 +731,7 @@ class ReplicaManager:
                 return ListOffsetsResult(0, -1, -1, -1)
             if timestamp not in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP) and found.offset >= last_fetchable:
                 return ListOffsetsResult(0, -1, -1, -1)
-            return ListOffsetsResult(0, found.timestamp, found.offset, getattr(found, "leader_epoch", -1))
+            return ListOffsetsResult(0, found.timestamp, found.offset, found.leader_epoch)
         except KafkaError as e:
             return ListOffsetsResult(e.code)
         except Exception as e:

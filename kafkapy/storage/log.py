@@ -159,7 +159,7 @@ class Log:
         self._closed = False
         self._hot = _HotConfig(None)
         self.producer_state_manager = ProducerStateManager(
-            self.topic_partition, dir_, getattr(config, "producer_id_expiration_ms", 86_400_000))
+            self.topic_partition, dir_)  # producer.id.expiration.ms is the broker's, given to each expiry check
 
     @classmethod
     def open(cls, dir_: str, config: LogConfig, time: Time = SYSTEM, log_start_offset: int = 0,

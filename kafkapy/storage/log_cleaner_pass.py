@@ -370,7 +370,7 @@ def replace_segments(lg: Log, cleaned: LogSegment, old: list[LogSegment], old_si
     """
     with lg.lock:
         current = lg.segments
-        if (getattr(lg, "_closed", False) or cleaned.dir != lg.dir or any(s not in current for s in old)
+        if (lg.is_closed or cleaned.dir != lg.dir or any(s not in current for s in old)
                 or [s.size for s in old] != old_sizes):
             raise LogCleaningAbortedError(f"Segments of {lg.topic_partition} changed during cleaning")
         cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
