@@ -20,8 +20,9 @@ leader's log start offset (ListOffsets). Other partition errors delay that parti
 re-points a partition at its new leader). Throttled replicas that are not in sync are left out of the
 fetch while the follower quota is exceeded, and their bytes are recorded against it.
 
-Bytes: Kafka's Fetch / OffsetForLeaderEpoch / ListOffsets messages through kafkapy.client.connection's
-blocking BrokerConnection; records go from the response frame to the log without being decoded.
+Bytes: Kafka's Fetch / OffsetForLeaderEpoch / ListOffsets messages through the thread's BrokerBlockingSender
+to the leader (it connects, times out and reconnects; shutdown closes it, failing a fetch blocked on a leader
+that stopped answering); records go from the response frame to the log without being decoded.
 Thread-safety: the partition map is guarded by one lock (Kafka's partitionMapLock), held while a
 response is applied but never while waiting on the network; add/remove may be called from any thread and
 a removed partition is never written to after remove_partitions returns.
@@ -51,7 +52,6 @@ from kafkapy.server.replication_quota_manager import (
 )
 
 if TYPE_CHECKING:
-    from kafkapy.client.connection import BrokerConnection
     from kafkapy.cluster.partition import Partition
     from kafkapy.server.kafka_config import KafkaConfig
 
@@ -115,15 +115,19 @@ class ReplicaFetcherThread(threading.Thread):
         self._partition_max_bytes = config.get_int("replica.fetch.max.bytes")
         self._backoff_ms = config.get_int("replica.fetch.backoff.ms")
         self._socket_timeout_ms = config.get_int("replica.socket.timeout.ms")
-        self._receive_buffer = config.get_int("replica.socket.receive.buffer.bytes")
         # Imported here: only a follower needs the client stack (and its TLS / SASL); a single node never does.
+        from kafkapy.server.broker_blocking_sender import BrokerBlockingSender, sender_config
         from kafkapy.server.network.inter_broker_security import inter_broker_client_security
 
-        self._security = inter_broker_client_security(config)  # inter.broker.listener.name's TLS / SASL
+        # Kafka's fetcher client: no reconnect backoff (a failed exchange delays its partitions by
+        # replica.fetch.backoff.ms instead), replica.socket.receive.buffer.bytes, inter.broker.listener.name's TLS / SASL.
+        self._sender = BrokerBlockingSender(
+            lambda: source, sender_config(config, f"broker-{broker_id}-fetcher-{fetcher_id}", self._socket_timeout_ms,
+                                          0, 0, config.get_int("replica.socket.receive.buffer.bytes")),
+            inter_broker_client_security(config))
         self._lock = threading.Condition(threading.RLock())
         self._states: dict[TopicPartition, PartitionFetchState] = {}
         self._running = True
-        self._conn: BrokerConnection | None = None
         self._session = FetchSessionHandler(source.id)
 
     # -- partitions (any thread) ---------------------------------------------------------------------------
@@ -159,8 +163,8 @@ class ReplicaFetcherThread(threading.Thread):
     def shutdown(self, timeout_s: float = 30.0) -> None:
         self.initiate_shutdown()
         # A fetch may be waiting on a leader that stopped answering (frozen, partitioned): closing the
-        # connection fails it at once instead of after replica.socket.timeout.ms.
-        self._close_connection()
+        # sender fails it at once instead of after replica.socket.timeout.ms.
+        self._sender.close()
         if self.is_alive() and self is not threading.current_thread():
             self.join(timeout_s)
 
@@ -174,10 +178,10 @@ class ReplicaFetcherThread(threading.Thread):
                     self.do_work()
                 except Exception:
                     log.exception("[%s] Error in the fetch loop", self.name)
-                    self._close_connection()
+                    self._sender.disconnect()
                     self._wait(self._backoff_ms)
         finally:
-            self._close_connection()
+            self._sender.close()
             log.info("[%s] Stopped", self.name)
 
     def do_work(self) -> None:
@@ -193,34 +197,10 @@ class ReplicaFetcherThread(threading.Thread):
             if self._running:
                 self._lock.wait(ms / 1000.0)
 
-    def _connection(self) -> BrokerConnection:
-        conn = self._conn
-        if conn is None or not conn.is_ready():
-            if conn is not None:
-                conn.close()
-            from kafkapy.client.connection import BrokerConnection
-
-            conn = BrokerConnection(self.source.id, self.source.host, self.source.port,
-                                    client_id=f"broker-{self.broker_id}-fetcher-{self.fetcher_id}",
-                                    request_timeout_ms=self._socket_timeout_ms,
-                                    receive_buffer_bytes=self._receive_buffer,
-                                    security=self._security)
-            self._conn = conn  # visible to shutdown() while connecting
-            conn.connect()
-        return conn
-
-    def _close_connection(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:
-                pass
-
     def _send(self, request: Any, max_version: int | None = None) -> Any:
-        conn = self._connection()
-        version = conn.pick_version(request.API_KEY, max_version=max_version)
-        return conn.request(request, version, timeout_ms=self._socket_timeout_ms + self._max_wait_ms)
+        """One exchange with the leader; a failure has closed the connection (the next one reconnects)."""
+        return self._sender.send_and_receive(request, max_version=max_version,
+                                             timeout_ms=self._socket_timeout_ms + self._max_wait_ms)
 
     def _delay(self, tps: Iterable[TopicPartition], expected: Mapping[TopicPartition, PartitionFetchState]) -> None:
         until = self._time.milliseconds() + self._backoff_ms
@@ -265,7 +245,6 @@ class ReplicaFetcherThread(threading.Thread):
             response = self._send(request)
         except Exception as e:
             log.warning("[%s] OffsetForLeaderEpoch to broker %d failed: %r", self.name, self.source.id, e)
-            self._close_connection()
             self._delay(with_epoch, {tp: s for tp, (s, _) in with_epoch.items()})
             return
         with self._lock:
@@ -373,7 +352,6 @@ class ReplicaFetcherThread(threading.Thread):
         except Exception as e:
             if self._running:
                 log.warning("[%s] Error sending fetch request to broker %d: %r", self.name, self.source.id, e)
-            self._close_connection()
             self._session.handle_error()
             self._delay(fetched, fetched)
             return
