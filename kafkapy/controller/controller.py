@@ -45,7 +45,7 @@ from kafkapy.controller.controller_channel import (
     LeaderAndIsrCallback,
     StopReplicaCallback,
 )
-from kafkapy.controller.controller_config import ControllerConfig
+from kafkapy.controller.controller_config import ConfigProperties, ControllerConfig
 from kafkapy.controller.controller_events import (
     AlterPartitionItem,
     AlterReassignments,
@@ -110,7 +110,7 @@ ADMIN_EVENTS = (TopicCreation, TopicDeletion, PartitionCreation, ConfigChange)
 
 class Controller:
     def __init__(self, store: MetadataStore, metadata_cache: MetadataCache, broker_id: int, time: Time = SYSTEM,
-                 config: Any = None,
+                 config: ControllerConfig | ConfigProperties | None = None,
                  on_leader_and_isr: LeaderAndIsrCallback | None = None,
                  on_stop_replica: StopReplicaCallback | None = None,
                  on_config_change: ConfigChangeCallback | None = None,

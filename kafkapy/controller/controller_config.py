@@ -2,15 +2,21 @@
 
 Keys are Kafka's (num.partitions, default.replication.factor, delete.topic.enable,
 unclean.leader.election.enable, auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds,
-leader.imbalance.per.broker.percentage) with Kafka's defaults. The source is a dict or a KafkaConfig (anything
-with .get(name, default)); values may be strings or already typed.
+leader.imbalance.per.broker.percentage) with Kafka's defaults. The source is a ConfigProperties: a dict or a
+KafkaConfig (anything with .get(name, default)); values may be strings or already typed.
 Reads and writes no bytes. Thread-safety: immutable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+
+class ConfigProperties(Protocol):
+    """Broker properties by Kafka name: a KafkaConfig, or a plain dict (tests)."""
+
+    def get(self, name: str, default: Any, /) -> Any: ...
 
 
 def as_bool(value: Any) -> bool:
@@ -29,7 +35,7 @@ class ControllerConfig:
     leader_imbalance_per_broker_percentage: int = 10
 
     @classmethod
-    def from_config(cls, config: Any) -> ControllerConfig:
+    def from_config(cls, config: ControllerConfig | ConfigProperties | None) -> ControllerConfig:
         if config is None:
             return cls()
         if isinstance(config, ControllerConfig):

@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cluster.alter_isr_manager import AlterIsrManager
 from kafkapy.cluster.broker import Node
@@ -54,7 +54,7 @@ from kafkapy.common.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.common.internal_topics import INTERNAL_TOPICS
-from kafkapy.common.time import SYSTEM, Time
+from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.record.crc import crc32c
 from kafkapy.server.broker_topic_stats import DISABLED as DISABLED_TOPIC_STATS
@@ -82,6 +82,11 @@ from kafkapy.server.replication_quota_manager import (
     is_throttled_replica,
 )
 from kafkapy.zk.zk_data import DEFAULT_BROKER_ENTITY
+
+if TYPE_CHECKING:
+    from kafkapy.cluster.metadata_cache import MetadataCache
+    from kafkapy.server.kafka_config import KafkaConfig
+    from kafkapy.storage.log_manager import LogManager
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 
@@ -126,7 +131,7 @@ def effective_broker_configs(originals: Mapping[str, Any], dynamic: Mapping[str,
 
 
 class ReplicaManager:
-    def __init__(self, config: Any, time: Time = SYSTEM, log_manager: Any = None, metadata_cache: Any = None,
+    def __init__(self, config: KafkaConfig, time: Time, log_manager: LogManager, metadata_cache: MetadataCache,
                  broker_id: int | None = None, alter_isr_manager: AlterIsrManager | None = None,
                  reaper_enabled: bool = True, dynamic_broker_configs: Mapping[str, Mapping[str, str]] | None = None,
                  complete_fetches_off_thread: bool | None = None) -> None:
