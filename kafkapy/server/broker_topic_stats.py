@@ -9,30 +9,29 @@ Recording sites (one call each, per partition of a request, never per record):
 - the replica fetcher: `on_replication_in(bytes)` (ReplicationBytesInPerSec).
 Per-topic meters carry a `topic` tag and are created on a topic's first use; the all-topics ones carry none
 (Kafka's KafkaMetricsGroup drops the empty tag). Replication meters exist for all topics only, as in Kafka.
-The hot calls only queue their facts: one row of int64 per partition-batch, packed by one struct call onto
-the topic's `array('q')` (one dict look-up by the topic name, whose hash Python caches; no Python object is
-retained, so the garbage collector sees no growth): appends (bytes, messages), fetched partitions (bytes,
-error 0/1, follower 0/1). `fold`, run by the registry every second and before each snapshot, sums each
-topic's columns with C loops and marks each meter once. A BrokerTopicStats built without a registry records nothing (metrics off).
+The hot calls only queue their facts: one row of int64 per partition-batch onto the topic's queue
+(kafkapy/metrics/recorders.py's RowQueues; `on_append` is its compiled `append` itself: one C call, one dict
+look-up by the topic name, whose hash Python caches; no Python object is retained, so the garbage collector
+sees no growth): appends (bytes, messages), fetched partitions (bytes, error 0/1, follower 0/1). `fold`, run
+by the registry every second and before each snapshot, drains the queues, sums each topic's columns with C
+loops and marks each meter once. A BrokerTopicStats built without a registry records nothing (metrics off).
 
-Thread-safety: no lock on the hot calls: a frombytes and dict.setdefault are atomic under the GIL, and fold
-copies then deletes a prefix of whole rows of each array (both atomic); one fold at a time; each Meter has its own lock.
+Thread-safety: no lock on the hot calls (a row is appended whole under the GIL; a drain takes all queues in
+one swap); one fold at a time; each Meter has its own lock.
 """
 
 from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Mapping
-from struct import Struct
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkapy.metrics.meter import Meter
+from kafkapy.metrics.recorders import RowQueues
 from kafkapy.metrics.registry import KafkaMetricsGroup, MetricsRegistry
 
-MAX_PENDING = 100_000
-_pack_append = Struct("=2q").pack  # bytes, messages
-_pack_fetch = Struct("=3q").pack  # bytes, error 0/1, from follower 0/1
+MAX_PENDING = 100_000  # rows queued with no fold (no tick thread): fold inline
 _REJECTED = (10, 18)  # MESSAGE_TOO_LARGE (RecordTooLarge), RECORD_LIST_TOO_LARGE (RecordBatchTooLarge)
 _NOT_FAILED = (3, 6, 2, 56)  # unknown partition, not leader, corrupt, storage: Kafka does not count these
 
@@ -52,16 +51,26 @@ class TopicMeters:
         self.total_fetch = group.meter("TotalFetchRequestsPerSec", "requests", topic=topic)
 
 
+def _not_recorded(topic: str, size: int, messages: int) -> None:
+    """on_append with metrics off."""
+
+
 class BrokerTopicStats:
+    on_append: Callable[[str, int, int], None]
+    """on_append(topic, bytes, messages): a leader append of one partition's batches (per batch set, never per
+    record)."""
+
     def __init__(self, registry: MetricsRegistry | None = None) -> None:
         self.enabled = registry is not None
         self._lock = threading.Lock()
         self._fold_lock = threading.Lock()
         self._topics: dict[str, TopicMeters] = {}
-        self._appends: dict[str, array[int]] = {}  # topic -> (bytes, messages) per appended batch
-        self._fetches: dict[str, array[int]] = {}  # topic -> (bytes, error, follower) per fetched partition
+        self._appends = RowQueues(2, MAX_PENDING, self.fold)  # topic -> (bytes, messages) per appended batch
+        self._fetches = RowQueues(3, MAX_PENDING, self.fold)  # topic -> (bytes, error, follower) per partition
         if registry is None:
+            self.on_append = _not_recorded
             return
+        self.on_append = self._appends.append
         registry.add_folder(self.fold)
         self._group = KafkaMetricsGroup(registry, "kafka.server", "BrokerTopicMetrics")
         self.all_topics = TopicMeters(self._group, "")
@@ -79,44 +88,35 @@ class BrokerTopicStats:
 
     def remove_topic(self, topic: str) -> None:
         """Drop a deleted topic's meters (Kafka's removeMetrics) and what it still had queued."""
-        with self._fold_lock, self._lock:
-            self._appends.pop(topic, None)
-            self._fetches.pop(topic, None)
-            if self._topics.pop(topic, None) is not None:
-                self._group.registry.remove_where(lambda n: n.type == "BrokerTopicMetrics" and n.tag("topic") == topic)
-
-    def on_append(self, topic: str, size: int, messages: int) -> None:
-        if self.enabled:
-            rows = self._appends.get(topic)
-            if rows is None:
-                rows = self._appends.setdefault(topic, array("q"))
-            rows.frombytes(_pack_append(size, messages))
-            if len(rows) > 2 * MAX_PENDING:  # nothing folding: stay bounded
-                self.fold()
+        with self._fold_lock:
+            self._fold(topic)
+            with self._lock:
+                if self._topics.pop(topic, None) is not None:
+                    self._group.registry.remove_where(
+                        lambda n: n.type == "BrokerTopicMetrics" and n.tag("topic") == topic)
 
     def fold(self) -> None:
         with self._fold_lock:
-            a = self.all_topics
-            for topic, rows in list(self._appends.items()):
-                n = len(rows)  # each frombytes is atomic: the first n ints are whole rows
-                if not n:
-                    continue
-                appended = rows[:n]
-                del rows[:n]
-                size, count, n = sum(appended[0::2]), sum(appended[1::2]), n // 2
-                t = self.topic_stats(topic)
-                t.total_produce.mark(n)
-                a.total_produce.mark(n)
-                t.bytes_in.mark(size)
-                a.bytes_in.mark(size)
-                t.messages_in.mark(count)
-                a.messages_in.mark(count)
-            for topic, fetched in list(self._fetches.items()):
-                n = len(fetched)
-                if n:
-                    fetches = fetched[:n].tolist()
-                    del fetched[:n]
-                    self._fold_fetches(topic, fetches)
+            self._fold(None)
+
+    def _fold(self, dropped: str | None) -> None:
+        """Mark the meters with what was queued, except a dropped topic's rows (the caller holds the fold lock)."""
+        a = self.all_topics
+        for topic, queue in self._appends.drain().items():
+            if topic == dropped:
+                continue
+            rows = array("q", queue)
+            size, count, n = sum(rows[0::2]), sum(rows[1::2]), len(rows) // 2
+            t = self.topic_stats(topic)
+            t.total_produce.mark(n)
+            a.total_produce.mark(n)
+            t.bytes_in.mark(size)
+            a.bytes_in.mark(size)
+            t.messages_in.mark(count)
+            a.messages_in.mark(count)
+        for topic, queue in self._fetches.drain().items():
+            if topic != dropped:
+                self._fold_fetches(topic, array("q", queue).tolist())
 
     def on_append_failed(self, topic: str, size: int, error_code: int) -> None:
         if not self.enabled:
@@ -132,23 +132,16 @@ class BrokerTopicStats:
             a.failed_produce.mark()
 
     def on_fetch_response(self, results: Mapping[Any, Any], from_follower: bool) -> None:
-        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them; one tuple of ints per
-        partition, appended to its topic's list."""
+        """results: {TopicPartition: FetchPartitionData} as the Fetch handler answers them; one row of ints per
+        partition, appended to its topic's queue."""
         if not self.enabled:
             return
-        queues = self._fetches
+        append = self._fetches.append
         follower = 1 if from_follower else 0
-        rows: array[int] = array("q")
-        topic = None
         for tp, data in results.items():
-            if tp.topic != topic:  # a topic's partitions come together: one look-up per topic
-                topic = tp.topic
-                rows = queues.get(topic) or queues.setdefault(topic, array("q"))
             records = data.records
             size = 0 if records is None else (records.length if hasattr(records, "length") else len(records))
-            rows.frombytes(_pack_fetch(size, 1 if data.error else 0, follower))
-        if len(rows) > 3 * MAX_PENDING:
-            self.fold()
+            append(tp.topic, size, 1 if data.error else 0, follower)
 
     def _fold_fetches(self, topic: str, flat: list[int]) -> None:
         sizes, errors, followers = flat[0::3], flat[1::3], flat[2::3]

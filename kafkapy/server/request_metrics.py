@@ -1,12 +1,14 @@
 """RequestMetrics: Kafka's `kafka.network:type=RequestMetrics` family, per request type, plus quota sensors.
 
 Recorded once per request, when its response is handed to the network: `RequestContext.respond` /
-`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which packs one row of 8 int64 (arrival
-ns, dequeue ns, handler ns, send start ns, end ns, request bytes, throttle ms, count of NONE error codes) onto
-the `array('q')` of its request type, version and follower flag (one dict look-up by an int key; no Python
-object outlives the call, so the garbage collector sees no growth: tuples kept until the fold made gen-0, then
-full collections run); other error codes, rare, go to a deque. `fold`, run by the registry's tick thread every
-second and before each snapshot, sums each array's rows per column (kafkapy/metrics/request_fold) and updates, per request type:
+`no_response` call `record(ctx, body, send_start_ns, throttle_ms)`, which is kafkapy/metrics/recorders.py's
+RequestRecorder (one C call when the extension is built): it appends one row of 8 int64 (arrival ns, dequeue
+ns, handler ns, send start ns, end ns, request bytes, throttle ms, count of NONE error codes) to the
+`bytearray` of its request type, version and follower flag, counting the response's error codes where
+`error_plan` says they are; a response with other codes (rare) or of an unusual shape goes to `error_counts`
+here, and its other codes to a deque. No Python object outlives the call, so the garbage collector sees no
+growth. `fold`, run by the registry's tick thread every second and before each snapshot, drains the queues,
+sums each one's rows per column (kafkapy/metrics/request_fold) and updates, per request type:
 RequestsPerSec{request,version} (Meter), the Histograms TotalTimeMs, RequestQueueTimeMs, LocalTimeMs,
 RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs, ResponseSendTimeMs and RequestBytes {request}, and
 ErrorsPerSec{request,error} over every error code the response carries (Kafka's errorCounts, NONE included).
@@ -18,20 +20,18 @@ and the send time is the write). Quota sensors (`kafka.server:type=Produce|Fetch
 throttle-time, byte-rate) are kept per principal and client id while a quota of that kind is configured, as
 Kafka records them only then.
 
-Thread-safety: `record` may run on any thread with no lock (a frombytes is atomic under the GIL, and fold
-copies then deletes a prefix of whole rows, both atomic); one fold at a time, under a lock; metrics are
-created under the registry's lock and each has its own.
+Thread-safety: `record` may run on any thread with no lock (the recorder appends whole rows under the GIL and
+the fold takes the queues in one swap); one fold at a time, under a lock; metrics are created under the
+registry's lock and each has its own.
 """
 
 from __future__ import annotations
 
 import threading
 from array import array
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from functools import partial
-from operator import attrgetter
-from struct import Struct
 from time import monotonic_ns as _monotonic_ns
 from typing import Any
 
@@ -40,14 +40,12 @@ from kafkapy.common.time import SystemTime
 from kafkapy.metrics.histogram import HistogramSet
 from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
+from kafkapy.metrics.recorders import Plan, RequestRecorder
 from kafkapy.metrics.registry import ATTRIBUTES, HISTOGRAM, KafkaMetricsGroup, MetricsRegistry, Sample
 from kafkapy.metrics.request_fold import COLUMNS, request_stats, row_values
 from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 
-MAX_PENDING = 100_000
-_ROW = 8
-_PENDING_INTS = MAX_PENDING * _ROW
-_pack_row = Struct(f"={_ROW}q").pack
+MAX_PENDING = 100_000  # requests queued with no fold (tick thread stopped or never started): fold inline
 _SCALES = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)  # ns -> ms for the times; ThrottleTimeMs, bytes as they are
 
 
@@ -139,50 +137,23 @@ def error_counts(body: Any, top: Any = None, counts: dict[int, int] | None = Non
     return counts
 
 
-def _make_collector(cls: Any) -> Callable[[Any], list[Any]] | None:
-    """A function listing a response's error codes for the usual shapes (top-level fields, one level of items,
-    topics -> partitions), built once per response class; None for other shapes (error_counts walks those)."""
+def error_plan(cls: Any) -> Plan:
+    """Where the recorder finds a response class's error codes (kafkapy/metrics/recorders.py's plan): top-level
+    fields (kind 0), one level of items (1), topics -> partitions (2); None for other shapes (error_counts walks
+    those)."""
     plan = _plan(cls, cls)
-    parts: list[tuple[str, str, str]] = [("top", name, "") for name in plan.errors]
+    parts: list[tuple[int, str, str]] = [(0, name, "") for name in plan.errors]
     for name, elem_cls in plan.arrays:
         elem = _plan(elem_cls, cls)
         if not elem.arrays and elem.errors:
-            parts.append(("one", name, ""))
+            parts.append((1, name, ""))
         elif elem.leaf is not None:
             if elem.errors:
-                parts.append(("one", name, ""))
-            parts.append(("two", name, elem.arrays[0][0]))
+                parts.append((1, name, ""))
+            parts.append((2, name, elem.arrays[0][0]))
         else:
             return None
-    if len(parts) == 1 and parts[0][0] == "two":  # Produce, Fetch, ...: topics -> partitions
-        outer, inner = attrgetter(parts[0][1]), attrgetter(parts[0][2])
-
-        def collect_two(body: Any) -> list[Any]:
-            topics = outer(body)
-            if topics and len(topics) == 1:  # the usual request: one partition of one topic, no comprehension
-                partitions = inner(topics[0])
-                if partitions and len(partitions) == 1:
-                    return [partitions[0].error_code]
-            return [p.error_code for t in topics or () for p in inner(t) or ()]
-
-        return collect_two
-
-    def collect(body: Any) -> list[Any]:
-        codes: list[Any] = []
-        for kind, outer, inner in parts:
-            if kind == "top":
-                codes.append(getattr(body, outer))
-            elif kind == "one":
-                codes += [item.error_code for item in getattr(body, outer) or ()]
-            else:
-                codes += [p.error_code for t in getattr(body, outer) or () for p in getattr(t, inner) or ()]
-        return codes
-
-    return collect
-
-
-_UNKNOWN = object()
-_collectors: dict[Any, Any] = {}
+    return tuple(parts)
 
 
 class _ApiMetrics:
@@ -231,17 +202,21 @@ class RequestMetrics:
         self._lock = threading.Lock()
         self._quota: dict[tuple[str, str, str], _QuotaSensor] = {}
         self._targets_cache: dict[tuple[int, int, bool], tuple[tuple[_ApiMetrics, Meter], ...]] = {}
-        # Per request type, version and follower flag (api_key << 16 | version << 1 | follower): one row of
-        # _ROW int64 per request (start, dequeue, handler, send start, end ns, request bytes, throttle ms, NONE
-        # count), packed by one struct call and appended by one frombytes (both C; no Python object retained).
-        self._pending: dict[int, array[int]] = {}
         self._errors: deque[tuple[int, dict[int, int]]] = deque()
         self._quota_pending: deque[tuple[int, str, str, int, int]] = deque()
-        self._quotas_on = False
         self._fold_lock = threading.Lock()
         self._clock = _monotonic_ns if type(registry.time) is SystemTime else registry.time.nanoseconds
         # Kafka keeps a client's quota sensors only while a quota of that kind is configured (set by BrokerMetrics).
         self.quota_enabled: Callable[[int], bool] = lambda api_key: True
+        # One row of int64 per request, queued per request type, version and follower flag (api_key << 16 |
+        # version << 1 | follower; kafkapy/metrics/recorders.py): compiled, `record` is one C call that reads the
+        # context, counts the response's NONE codes and appends the row; no Python object is retained.
+        self._recorder = RequestRecorder(MAX_PENDING, self.fold, error_plan, self._slow_errors, self._on_quota,
+                                         None if type(registry.time) is SystemTime else registry.time.nanoseconds)
+        self.record: Callable[[Any, Any, int, int], None] = self._recorder.record
+        """record(ctx, body, send_start_ns, throttle_ms): one finished request; ctx is its RequestContext, body
+        the response (None: acks=0). The clock is read once, for the end of the send; the other times are the
+        request path's own. `fold` does the arithmetic for many requests at once."""
         registry.add_provider(self._quota_samples)
         registry.add_folder(self.fold)
 
@@ -264,54 +239,29 @@ class RequestMetrics:
             targets = self._targets_cache[key] = tuple((self.api(n), self.api(n).requests(version)) for n in names)
         return targets
 
-    def record(self, ctx: Any, body: Any, send_start_ns: int, throttle_ms: int) -> None:
-        """One finished request: ctx is its RequestContext, body the response (None: acks=0). One row of ints is
-        packed onto the array of its request type and version; its non-NONE error codes, rare, go to a deque;
-        `fold` does the arithmetic for many requests at once. The clock is read once, for the end of the send;
-        the other times are the request path's own."""
-        request = ctx.request
-        header = ctx.header
-        none = 1
-        if body is not None:
-            collect = _collectors.get(body.__class__, _UNKNOWN)
-            if collect is _UNKNOWN:
-                collect = _collectors[body.__class__] = _make_collector(body.__class__)
-            if collect is None:  # an unusual response shape: the general walk
-                counts = error_counts(body)
-                none = counts.pop(0, 0)
-                if counts:
-                    self._errors.append((header.api_key, counts))
-            else:
-                codes = collect(body)
-                none = codes.count(0)
-                if none != len(codes):
-                    none += codes.count(None)
-                    if none != len(codes):
-                        self._errors.append((header.api_key, dict(Counter(c for c in codes if c))))
-        key = header.api_key << 16 | header.api_version << 1 | ctx.quota_exempt
-        rows = self._pending.get(key)
-        if rows is None:
-            rows = self._pending.setdefault(key, array("q"))
-        rows.frombytes(_pack_row(request.start_ns, request.dequeue_ns, ctx.handler_ns, send_start_ns, self._clock(),
-                                 len(request.frame), throttle_ms, none))
-        if len(rows) > _PENDING_INTS:  # no tick thread folding (stopped, or never started)
-            self.fold()
-        if self._quotas_on and header.api_key in _QUOTA_TYPES and not ctx.quota_exempt:
-            self._quota_pending.append((header.api_key, request.principal.name, header.client_id or "",
-                                        throttle_ms, len(request.frame) if header.api_key == ApiKey.PRODUCE else 0))
+    def _slow_errors(self, api_key: int, body: Any) -> int:
+        """A response with error codes other than NONE (rare) or of an unusual shape: the general walk; the other
+        codes wait in a deque for the fold. Returns the NONE count."""
+        counts = error_counts(body)
+        none = counts.pop(0, 0)
+        if counts:
+            self._errors.append((api_key, counts))
+        return none
+
+    def _on_quota(self, ctx: Any, throttle_ms: int) -> None:
+        """A client's Produce or Fetch while a quota is configured: its facts for the quota sensors."""
+        request, api_key = ctx.request, ctx.header.api_key
+        self._quota_pending.append((api_key, request.principal.name, ctx.header.client_id or "", throttle_ms,
+                                    len(request.frame) if api_key == ApiKey.PRODUCE else 0))
 
     def fold(self) -> None:
         """Move the queued requests into the meters and histograms (the registry runs it every second and before
         every snapshot)."""
         with self._fold_lock:
-            self._quotas_on = self.quota_enabled(ApiKey.PRODUCE) or self.quota_enabled(ApiKey.FETCH)
+            self._recorder.quotas_on = self.quota_enabled(ApiKey.PRODUCE) or self.quota_enabled(ApiKey.FETCH)
             now = self._clock()
-            for key, rows in list(self._pending.items()):
-                n = len(rows)  # each frombytes is atomic: the first n ints are whole rows, later ones wait
-                if n:
-                    chunk = rows[:n]
-                    del rows[:n]
-                    self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, chunk, now)
+            for key, rows in self._recorder.drain().items():
+                self._fold_group(key >> 16, key >> 1 & 0x7FFF, key & 1, array("q", rows), now)
             errors = self._errors
             for _ in range(len(errors)):
                 api_key, counts = errors.popleft()

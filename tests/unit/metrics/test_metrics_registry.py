@@ -163,11 +163,12 @@ def test_accumulators_fold_into_meters() -> None:
     assert (acc.drain(), acc.drain(), shared.drain(), shared.drain()) == (5, 0, 4000, 0)
 
 
-def test_error_code_collectors_agree_with_the_general_walk() -> None:
+def test_error_plans_find_every_code_the_general_walk_finds() -> None:
+    """error_plan's parts (read by the recorder) reach the same error fields as error_counts, per shape."""
     from collections import Counter
 
     from kafkapy.protocol.messages import FetchResponse, MetadataResponse, ProduceResponse
-    from kafkapy.server.request_metrics import _make_collector, error_counts
+    from kafkapy.server.request_metrics import error_counts, error_plan
 
     bodies = [
         ProduceResponse(responses=[ProduceResponse.TopicProduceResponse(name="a", partition_responses=[
@@ -179,6 +180,14 @@ def test_error_code_collectors_agree_with_the_general_walk() -> None:
             MetadataResponse.MetadataResponsePartition(error_code=5)])]),
     ]
     for body in bodies:
-        collect = _make_collector(type(body))
-        assert collect is not None
-        assert dict(Counter(c or 0 for c in collect(body))) == error_counts(body), type(body).__name__
+        plan = error_plan(type(body))
+        assert plan is not None
+        codes: list[int] = []
+        for kind, outer, inner in plan:
+            if kind == 0:
+                codes.append(getattr(body, outer))
+            elif kind == 1:
+                codes += [item.error_code for item in getattr(body, outer)]
+            else:
+                codes += [p.error_code for t in getattr(body, outer) for p in getattr(t, inner)]
+        assert dict(Counter(c or 0 for c in codes)) == error_counts(body), type(body).__name__
