@@ -2,9 +2,11 @@
 OffsetCommit/OffsetFetch/OffsetDelete, DescribeGroups, ListGroups and DeleteGroups, for the groups whose
 __consumer_offsets partition this broker leads.
 
-This class owns the lifecycle, the ownership of __consumer_offsets partitions (load on election,
-unload on resignation, followed by a scheduler thread that also expires offsets) and the checks every
-request passes first (Kafka's validateGroupStatus: valid group id, active, partition owned and loaded).
+This class owns the lifecycle, the ownership of __consumer_offsets partitions (read from the ReplicaManager
+once at start-up, then followed only through Kafka's onLeadershipChange callback: `on_leader_and_isr` loads
+on election and unloads on resignation, `on_resignation` for StopReplica), the offset expiry task, and the
+checks every request passes first (Kafka's validateGroupStatus: valid group id, active, partition owned and
+loaded).
 It then hands each request to the collaborator that owns its concept:
 - GroupMembershipManager (group_membership.py): JoinGroup and the rebalance, SyncGroup, Heartbeat,
   LeaveGroup, session expiry;
@@ -75,8 +77,8 @@ class GroupCoordinator:
     # -- lifecycle ----------------------------------------------------------------------------------
 
     def startup(self, enable_scheduler: bool = True) -> None:
-        """Start answering; load the partitions this broker leads. The scheduler thread follows
-        leadership changes (every second) and expires offsets (offsets.retention.check.interval.ms)."""
+        """Start answering; load the partitions this broker leads now (later changes arrive through
+        on_leader_and_isr). The scheduler thread expires offsets (offsets.retention.check.interval.ms)."""
         log.info("Starting up.")
         self.is_active = True
         self.refresh_ownership()
@@ -100,9 +102,9 @@ class GroupCoordinator:
     def _scheduler_loop(self) -> None:
         interval = self.offset_config.offsets_retention_check_interval_ms
         next_cleanup = self.time.milliseconds() + interval
-        while not self._stop.wait(1.0):
+        # The clock is read at least once a second, so a MockTime moved forward is seen.
+        while not self._stop.wait(min(1.0, max(0.0, (next_cleanup - self.time.milliseconds()) / 1000.0))):
             try:
-                self.refresh_ownership()
                 if self.time.milliseconds() >= next_cleanup:
                     next_cleanup = self.time.milliseconds() + interval
                     self.group_manager.cleanup_expired_offsets()
@@ -130,7 +132,7 @@ class GroupCoordinator:
             else:
                 self.on_resignation(state.partition, state.leader_epoch)
 
-    def refresh_partition(self, partition: int) -> None:
+    def _refresh_partition(self, partition: int) -> None:
         """Follow this broker's leadership of __consumer_offsets-`partition` (load on gain, unload on loss)."""
         replica_manager = self.group_manager.replica_manager
         part = replica_manager.get_partition(TopicPartition(GROUP_METADATA_TOPIC_NAME, partition))
@@ -143,11 +145,12 @@ class GroupCoordinator:
             self.on_resignation(partition, None)
 
     def refresh_ownership(self) -> None:
-        """Check every __consumer_offsets partition this broker hosts, plus those it holds groups for."""
+        """Start-up: check every __consumer_offsets partition this broker hosts, plus those it holds groups for
+        (leadership applied before the coordinator existed reached no callback)."""
         replica_manager = self.group_manager.replica_manager
         hosted = {tp.partition for tp in replica_manager.partitions if tp.topic == GROUP_METADATA_TOPIC_NAME}
         for partition in sorted(hosted | self.group_manager.owned_partitions()):
-            self.refresh_partition(partition)
+            self._refresh_partition(partition)
 
     def validate_group_status(self, group_id: str | None, allow_empty_id: bool = False) -> int:
         """0, or the error Kafka answers before touching the group (Kafka's validateGroupStatus)."""
@@ -156,7 +159,6 @@ class GroupCoordinator:
         if not self.is_active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         partition = self.partition_for(group_id)
-        self.refresh_partition(partition)
         if self.group_manager.is_partition_loading(partition):
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         if not self.group_manager.is_partition_owned(partition):
@@ -266,7 +268,6 @@ class GroupCoordinator:
         """Groups of every owned partition, filtered by state names (case-insensitive; empty = all)."""
         if not self.is_active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
-        self.refresh_ownership()
         wanted = {s.lower() for s in states} if states else None
         overviews = []
         for group in self.group_manager.current_groups():

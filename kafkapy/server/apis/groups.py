@@ -104,10 +104,6 @@ def find_coordinator_node(ctx: RequestContext, key_type: int, key: str) -> tuple
     node = cache.get_alive_broker_node(state.leader, listener)
     if node is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
-    group_coordinator = _coordinator(ctx) if key_type == GROUP_KEY_TYPE else None
-    if group_coordinator is not None and state.leader == services.broker_id:
-        # Start loading now, so the JoinGroup that follows finds the partition loaded.
-        group_coordinator.refresh_partition(partition)
     return 0, node.id, node.host, node.port
 
 

@@ -3,9 +3,12 @@ static membership, protocol votes and Kafka's error codes."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from coordinator_harness import Harness
 
+from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState
 from kafkapy.common.errors import ErrorCode
 from kafkapy.coordinator.group_metadata import CR, PR, E, S
 
@@ -271,6 +274,10 @@ def test_not_coordinator_and_load_in_progress() -> None:
             load()
         assert h.join(group)[0].error == 0
         h.rm.get_partition(("__consumer_offsets", 1)).is_leader = False
+        assert h.coordinator.validate_group_status(group) == 0  # no poll: leadership comes only from the callback
+        # Kafka's onLeadershipChange: broker 1 now leads __consumer_offsets-1.
+        h.coordinator.on_leader_and_isr(0, [LeaderAndIsrPartitionState(
+            "__consumer_offsets", 1, uuid.UUID(int=7), 1, 1, 1, (1, 0), 1, (1, 0))])
         assert h.join(group)[0].error == ErrorCode.NOT_COORDINATOR
         assert h.manager.get_group(group) is None  # unloaded on resignation
     finally:

@@ -223,6 +223,7 @@ def test_load_overtaken_by_resignation_publishes_nothing() -> None:
         stale_load()
         assert h.manager.get_group("g") is None and not h.manager.is_partition_owned(0)
         part.is_leader, part.leader_epoch = True, 2
+        h.coordinator.refresh_ownership()
         assert h.coordinator.handle_fetch_offsets("g", False, None) == (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, {})
         h.loads.pop()()
         assert h.coordinator.handle_fetch_offsets("g", False, None)[1][T0].offset == 9
