@@ -274,7 +274,8 @@ class KafkaServer:
         self.services.quotas = QuotaManagers(self.store, config.get_int("quota.window.num"),
                                              config.get_int("quota.window.size.seconds"), time)
         # Group coordinator (coordinator/ owner): starts by loading the __consumer_offsets partitions this
-        # broker leads, then follows leadership changes itself; handlers reach it as ctx.server.group_coordinator.
+        # broker leads, then learns of leadership changes from controller_decisions.on_leadership_change;
+        # handlers reach it as ctx.server.group_coordinator.
         self.services.group_coordinator = create_group_coordinator(self.services)
         self.services.group_coordinator.startup()
         self.metadata_cache.add_deleted_partitions_listener(self.services.group_coordinator.handle_deleted_partitions)
