@@ -67,7 +67,7 @@ def broker_apis() -> list[int]:
     """Api keys a broker serves (the ApiKeys with the 'broker' listener), printed as UNSUPPORTED if absent."""
     from kafkapy.protocol import messages as M
 
-    return sorted(k for k, cls in M.REQUEST_CLASSES.items() if "broker" in getattr(cls, "LISTENERS", ()))
+    return sorted(k for k, cls in M.REQUEST_CLASSES.items() if "broker" in cls.LISTENERS)
 
 
 def node_api_versions(versions: dict[int, tuple[int, int]]) -> list[ApiVersionInfo]:

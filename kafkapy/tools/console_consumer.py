@@ -148,7 +148,7 @@ class DefaultMessageFormatter:
         if self.print_delivery:
             cols.append(b"Delivery:NONE")
         if self.print_epoch:
-            epoch = getattr(record, "leader_epoch", None)
+            epoch = record.leader_epoch
             cols.append(b"Epoch:" + (b"NOT_PRESENT" if epoch is None else str(epoch).encode()))
         if self.print_headers:
             if not record.headers:

@@ -60,21 +60,18 @@ class GroupCommandArgumentError(ToolFailure):
 
 def java_error_text(err: BaseException) -> str:
     """Throwable.toString() of the Java exception Kafka would raise for `err`."""
-    name = getattr(err, "name", None)
-    known = GROUP_EXCEPTIONS.get(name) if isinstance(name, str) else None
+    known = GROUP_EXCEPTIONS.get(err.name) if isinstance(err, KafkaError) else None
     if known is None:
         from kafkapy.tools.tool_support import java_error_text as generic
 
         return generic(err)
-    message = getattr(err, "message", None) or known[1]
+    message = (err.message if isinstance(err, KafkaError) else None) or known[1]
     return f"org.apache.kafka.common.errors.{known[0]}: {message}"
 
 
 def error_message(err: BaseException) -> str:
-    name = getattr(err, "name", None)
-    known = GROUP_EXCEPTIONS.get(name) if isinstance(name, str) else None
-    if known is not None:
-        return getattr(err, "message", None) or known[1]
+    if isinstance(err, KafkaError) and err.name in GROUP_EXCEPTIONS:
+        return err.message or GROUP_EXCEPTIONS[err.name][1]
     return str(err)
 
 

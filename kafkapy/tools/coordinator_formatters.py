@@ -260,8 +260,7 @@ def offset_and_metadata_text(value: bytes | None) -> str:
         return "NULL"
     v, _ = _value_struct(value, "group", "OffsetCommitValue", OFFSET_VALUE_VERSIONS,
                          "Unknown offset message version: {}")
-    epoch = getattr(v, "leader_epoch", -1)
-    expire = getattr(v, "expire_timestamp", -1)
+    epoch, expire = v.leader_epoch, v.expire_timestamp  # -1 (their default) in the versions that lack them
     return (f"OffsetAndMetadata(offset={v.offset}, leaderEpoch={_java_optional(None if epoch == -1 else epoch)}, "
             f"metadata={v.metadata}, commitTimestamp={v.commit_timestamp}, "
             f"expireTimestamp={_scala_option(None if expire == -1 else expire)})")

@@ -128,7 +128,7 @@ def update(admin: AdminClient, op: str, updates: dict[str, int], upgrade_type: i
     for name in sorted(errors):  # Kafka's TreeMap
         err, level = errors[name], updates[name]
         if err is not None:
-            reason = getattr(err, "message", None) or str(err)
+            reason = err.message or str(err)
             suffix = f"disable {name}" if op == "disable" else f"{op} {name} to {level}"
             line = f"{'Can not ' if dry_run else 'Could not '}{suffix}. {reason}"
             out.append(UpdateOutcome(name, level, reason, line))

@@ -139,7 +139,7 @@ def get_offsets(
         e = found.get(tp)
         if isinstance(e, KafkaError):
             skipped.append(f"Skip getting offsets for topic-partition {tp.topic}-{tp.partition} due to error: "
-                           f"{java_error_text(e) if not getattr(e, 'message', None) else error_message(e)}")
+                           f"{error_message(e) if e.message else java_error_text(e)}")
     offsets = [PartitionOffset(tp.topic, tp.partition, info.offset)
                for tp, info in found.items()
                if info is not None and not isinstance(info, KafkaError) and info.offset != -1]

@@ -179,7 +179,7 @@ class GroupOffsetsResetter:
         found = self.admin.describe_topics(names, timeout_ms=self.timeout_ms, raise_errors=False)
         out: dict[str, dict[int, Any]] = {}
         for name, desc in found.items():
-            if getattr(desc, "error", None) is None and getattr(desc, "partitions", None) is not None:
+            if desc.error is None:
                 out[name] = {p.partition: p.leader for p in desc.partitions}
         return out
 

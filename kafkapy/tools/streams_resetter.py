@@ -333,7 +333,8 @@ class StreamsResetter:
             results = self.admin.delete_topics(to_delete, timeout_ms=30_000, raise_errors=False)
             failed = False
             for name in to_delete:
-                err = getattr(results.get(name), "error", None)
+                result = results.get(name)
+                err = result.error if result is not None else None
                 if err is not None:
                     self.warn(f"ERROR: deleting topic {name}")
                     self.warn(f"{type(err).__name__}: {err}")

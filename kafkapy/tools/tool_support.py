@@ -19,13 +19,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from kafkapy.common.errors import KafkaError
 from kafkapy.common.internal_topics import is_internal_topic
 from kafkapy.tools import ToolFailure
 
 if TYPE_CHECKING:
     from kafkapy.client.admin import AdminClient
     from kafkapy.client.admin_types import ListOffsetsResultInfo
-    from kafkapy.common.errors import KafkaError
 
 T = TypeVar("T")
 
@@ -47,7 +47,7 @@ def admin_client(bootstrap: str, props: Mapping[str, str] | None = None, client_
 def listed_offset(info: ListOffsetsResultInfo | KafkaError | None) -> int | None:
     """The offset of one AdminClient.list_offsets answer (None: the partition has no such offset); a
     partition's error (only returned with raise_errors=False) is raised."""
-    if isinstance(info, BaseException):
+    if isinstance(info, KafkaError):
         raise info
     return None if info is None else info.offset
 
@@ -170,9 +170,9 @@ DEFAULT_MESSAGES = {
 
 def java_exception_name(err: BaseException) -> str:
     """`org.apache.kafka.common.errors.<Name>Exception` for a KafkaError (Kafka's naming rule)."""
-    name = getattr(err, "name", None)
-    if not isinstance(name, str) or not isinstance(getattr(err, "code", None), int):
+    if not isinstance(err, KafkaError):
         return type(err).__name__
+    name = err.name
     simple = _JAVA_EXCEPTIONS.get(name)
     if simple is None:
         words = name.split("_")
@@ -186,12 +186,13 @@ def java_exception_name(err: BaseException) -> str:
 
 def error_message(err: BaseException) -> str:
     """The message Java would show: the broker's text, else the error's default message."""
-    message = getattr(err, "message", None)
-    if message:
-        return str(message)
-    name = getattr(err, "name", None)
-    if isinstance(name, str) and name in DEFAULT_MESSAGES:
-        return DEFAULT_MESSAGES[name]
+    name = None
+    if isinstance(err, KafkaError):
+        if err.message:
+            return err.message
+        name = err.name
+        if name in DEFAULT_MESSAGES:
+            return DEFAULT_MESSAGES[name]
     text = str(err)
     return text if text != name else (text or type(err).__name__)
 
@@ -200,7 +201,6 @@ def java_error_text(err: BaseException, default_message: bool = False) -> str:
     """Throwable.toString(): `<class name>: <message>` (what ExecutionException.getMessage() shows).
     `default_message=True` uses the error's Errors-enum message even if the client attached its own text
     (for responses that carry no message, e.g. DeleteRecords)."""
-    name = getattr(err, "name", None)
-    if default_message and isinstance(name, str) and name in DEFAULT_MESSAGES:
-        return f"{java_exception_name(err)}: {DEFAULT_MESSAGES[name]}"
+    if default_message and isinstance(err, KafkaError) and err.name in DEFAULT_MESSAGES:
+        return f"{java_exception_name(err)}: {DEFAULT_MESSAGES[err.name]}"
     return f"{java_exception_name(err)}: {error_message(err)}"

@@ -16,6 +16,7 @@ Thread-safety: one call at a time per AdminClient.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -147,18 +148,19 @@ def parse_topic_configs(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _topic_id_text(topic_id: Any) -> str | None:
+def _topic_id_text(topic_id: uuid.UUID | None) -> str | None:
     from kafkapy.protocol.types import uuid_to_str
 
-    if topic_id is None or getattr(topic_id, "int", 1) == 0:
+    if topic_id is None or topic_id.int == 0:
         return None
     return uuid_to_str(topic_id)
 
 
 def _error_text(err: BaseException) -> str:
-    msg = getattr(err, "message", None)
-    if msg:
-        return str(msg)
+    from kafkapy.common.errors import KafkaError
+
+    if isinstance(err, KafkaError) and err.message:
+        return err.message
     from kafkapy.tools.tool_support import error_message
 
     return error_message(err)
@@ -330,7 +332,7 @@ def describe_topics(admin: AdminApi, opts: DescribeOptions) -> list[TopicDescrip
                     name, p.partition, leader, replicas, isr,
                     None if ra is None else list(ra.adding_replicas),
                     None if ra is None else list(ra.removing_replicas),
-                    getattr(p, "elr", None), getattr(p, "last_known_elr", None),
+                    None, None,  # ELR / last known ELR: KRaft's (KIP-966); a ZooKeeper-era describe has none
                 )
                 if _should_print(opts, desc, ra, min_isr, live):
                     lines.append(desc)

@@ -36,7 +36,7 @@ class TransactionsError(ToolFailure):
 def _fail(message: str, error: BaseException | None = None) -> TransactionsError:
     if error is None:
         return TransactionsError(message)
-    text = getattr(error, "message", None) or str(error) or type(error).__name__
+    text = (error.message if isinstance(error, KafkaError) else None) or str(error) or type(error).__name__
     return TransactionsError(f"{message}: {text}. Enable debug logging for additional detail.")
 
 

@@ -48,6 +48,8 @@ from kafkapy.server.apis.registry import Deferred, api
 from kafkapy.server.purgatory.delayed_controller_operation import controller_result
 
 if TYPE_CHECKING:
+    from kafkapy.controller.controller import Controller
+    from kafkapy.controller.metadata_store import TopicReplicaAssignment
     from kafkapy.server.request_context import RequestContext
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
@@ -55,7 +57,7 @@ ENDPOINT_TYPE_BROKER = 1
 ENDPOINT_TYPE_NAMES = {1: "BROKER", 2: "CONTROLLER"}
 
 
-def _active_controller(ctx: RequestContext) -> Any:
+def _active_controller(ctx: RequestContext) -> Controller:
     controller = controller_of(ctx)
     if not controller.is_active:
         raise NotControllerError(None)
@@ -155,9 +157,8 @@ def _failed_election(ctx: RequestContext, partitions: Any, e: KafkaError) -> Ele
 
 # -- partition reassignments -------------------------------------------------------------------------------------
 
-def _stored_topics(controller: Any, names: list[str] | None) -> dict[str, Any]:
-    store = getattr(controller, "store", None)
-    return store.get_topics(names) if store is not None else {}
+def _stored_topics(controller: Controller, names: list[str] | None) -> dict[str, TopicReplicaAssignment]:
+    return controller.store.get_topics(names)
 
 
 @api(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, 0)

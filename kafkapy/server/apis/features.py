@@ -56,7 +56,7 @@ def handle_update_features(ctx: RequestContext, request: UpdateFeaturesRequest) 
     else:
         errors = cache.update(items)
     R = UpdateFeaturesResponse.UpdatableFeatureResult
-    results = [R(feature=name, error_code=0 if e is None else int(getattr(ErrorCode, e.code)),
+    results = [R(feature=name, error_code=0 if e is None else int(ErrorCode[e.code]),
                  error_message=None if e is None else (e.message or None))
                for name, e in errors.items()]
     return UpdateFeaturesResponse(throttle_time_ms=0, error_code=0, error_message=None, results=results)

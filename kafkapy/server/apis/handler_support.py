@@ -11,7 +11,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import KafkaError, NotControllerError, UnknownServerError
@@ -23,6 +23,7 @@ from kafkapy.server.feature_control import FinalizedFeatureCache
 from kafkapy.server.purgatory.delayed_controller_operation import complete_when_done
 
 if TYPE_CHECKING:
+    from kafkapy.controller.controller import Controller
     from kafkapy.server.broker_services import BrokerServices
     from kafkapy.server.request_context import RequestContext
     from kafkapy.server.security.delegation_token_manager import DelegationTokenManager
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafka.server.KafkaApis")
 
 
-def controller_of(ctx: RequestContext) -> Any:
+def controller_of(ctx: RequestContext) -> Controller:
     controller = ctx.server.controller
     if controller is None:
         raise NotControllerError("This broker has no active controller.")

@@ -36,10 +36,11 @@ from kafkapy.protocol.messages import (
 from kafkapy.server.apis.registry import DEFERRED, Deferred, api
 
 if TYPE_CHECKING:
+    from kafkapy.coordinator.group_coordinator import GroupCoordinator
     from kafkapy.server.request_context import RequestContext
 
 
-def _coordinator(ctx: RequestContext) -> Any:
+def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     coordinator = ctx.server.group_coordinator
     return coordinator if coordinator is not None and coordinator.is_active else None
 

@@ -138,7 +138,9 @@ def handle_sasl_authenticate(ctx: RequestContext, request: SaslAuthenticateReque
     if principal is None:
         return _respond_token(ctx, token)
     session.principal = principal
-    session.token_authenticated = bool(getattr(server, "token_authenticated", False))
+    from kafkapy.server.security.sasl_server import ScramSaslServer  # loaded with the session's server
+
+    session.token_authenticated = isinstance(server, ScramSaslServer) and server.token_authenticated
     session.state = SaslState.COMPLETE
     session.server = None
     lifetimes = [ms for ms in (session.security.reauth_ms, server.lifetime_ms) if ms]

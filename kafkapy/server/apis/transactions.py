@@ -400,7 +400,7 @@ def handle_describe_producers(ctx: RequestContext, request: DescribeProducersReq
                                     current_txn_start_offset=e.current_txn_first_offset)
                     for e in sorted(entries, key=lambda e: e.producer_id)]))
             except Exception as e:
-                code = getattr(e, "code", ErrorCode.UNKNOWN_SERVER_ERROR)
+                code = e.code if isinstance(e, KafkaError) else ErrorCode.UNKNOWN_SERVER_ERROR
                 parts.append(R.PartitionResponse(partition_index=index, error_code=code, error_message=None))
         topics.append(R.TopicResponse(name=t.name, partitions=parts))
     return R(throttle_time_ms=0, topics=topics)
