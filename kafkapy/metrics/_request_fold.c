@@ -8,13 +8,32 @@
  * request_stats(rows) -> (count, nones, ((min, max, sum, sumsq) x 8))
  * Per request the eight values of request_fold.COLUMNS are derived (dequeue 0 means the arrival time; remote
  * clamped at 0) and, per column, their min, max, integer sum and float sum of squares are returned, raw
- * (unscaled). Reads only the buffer it is given; runs with the GIL held (thread-safe).
+ * (unscaled).
+ *
+ * scaled_rows(rows, indices, scales) -> [tuple of 8 floats per index]
+ * The same derived values of the rows the reservoir picked, each column multiplied by scales[k].
+ *
+ * Reads only the buffer it is given; runs with the GIL held (thread-safe).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 
 #define ROW 8
+
+/* The derived values of row r (request_fold.row_values). */
+static void derive(const int64_t *r, int64_t *v) {
+    int64_t start = r[0], dequeue = r[1] ? r[1] : r[0], handler = r[2], send = r[3], end = r[4];
+    int64_t remote = send - (dequeue + handler);
+    v[0] = end - start;
+    v[1] = dequeue - start;
+    v[2] = handler;
+    v[3] = remote > 0 ? remote : 0;
+    v[4] = r[6];
+    v[5] = 0;
+    v[6] = end - send;
+    v[7] = r[5];
+}
 
 static PyObject *request_stats(PyObject *self, PyObject *arg) {
     Py_buffer view;
@@ -34,10 +53,8 @@ static PyObject *request_stats(PyObject *self, PyObject *arg) {
         sq[k] = 0.0;
     }
     for (Py_ssize_t i = 0; i < n; i++, r += ROW) {
-        int64_t start = r[0], dequeue = r[1] ? r[1] : r[0], handler = r[2], send = r[3], end = r[4];
-        int64_t remote = send - (dequeue + handler);
-        int64_t v[ROW] = {end - start, dequeue - start, handler, remote > 0 ? remote : 0, r[6], 0, end - send,
-                          r[5]};
+        int64_t v[ROW];
+        derive(r, v);
         nones += r[7];
         for (int k = 0; k < ROW; k++) {
             int64_t x = v[k];
@@ -62,8 +79,72 @@ static PyObject *request_stats(PyObject *self, PyObject *arg) {
     return Py_BuildValue("(nLN)", n, (long long)nones, stats);
 }
 
+static PyObject *scaled_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "scaled_rows(rows, indices, scales)");
+        return NULL;
+    }
+    double scale[ROW];
+    PyObject *scales = PySequence_Fast(args[2], "scales must be a sequence");
+    if (scales == NULL)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(scales) != ROW) {
+        Py_DECREF(scales);
+        PyErr_SetString(PyExc_ValueError, "scales must hold 8 floats");
+        return NULL;
+    }
+    for (int k = 0; k < ROW; k++) {
+        scale[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(scales, k));
+        if (scale[k] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(scales);
+            return NULL;
+        }
+    }
+    Py_DECREF(scales);
+    PyObject *indices = PySequence_Fast(args[1], "indices must be a sequence");
+    if (indices == NULL)
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(indices);
+        return NULL;
+    }
+    Py_ssize_t rows = view.len / (ROW * (Py_ssize_t)sizeof(int64_t)), n = PySequence_Fast_GET_SIZE(indices);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t j = 0; out != NULL && j < n; j++) {
+        Py_ssize_t i = PyNumber_AsSsize_t(PySequence_Fast_GET_ITEM(indices, j), PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred()) {
+            Py_CLEAR(out);
+            break;
+        }
+        if (i < 0 || i >= rows) {
+            PyErr_SetString(PyExc_IndexError, "row index out of range");
+            Py_CLEAR(out);
+            break;
+        }
+        int64_t v[ROW];
+        derive((const int64_t *)view.buf + i * ROW, v);
+        PyObject *t = PyTuple_New(ROW);
+        for (int k = 0; t != NULL && k < ROW; k++) {
+            PyObject *f = PyFloat_FromDouble((double)v[k] * scale[k]);
+            if (f == NULL)
+                Py_CLEAR(t);
+            else
+                PyTuple_SET_ITEM(t, k, f);
+        }
+        if (t == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, j, t);
+    }
+    PyBuffer_Release(&view);
+    Py_DECREF(indices);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"request_stats", request_stats, METH_O, "Per-column min, max, sum, sum of squares of RequestMetrics rows."},
+    {"scaled_rows", (PyCFunction)(void (*)(void))scaled_rows, METH_FASTCALL, "The scaled values of picked rows."},
     {NULL, NULL, 0, NULL},
 };
 

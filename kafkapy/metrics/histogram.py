@@ -193,13 +193,17 @@ class HistogramSet:
         n = len(columns[0])
         stats = [(min(c), max(c), sum(c), math.hypot(*c) ** 2) if n and any(c) else (0, 0, 0, 0.0)
                  for c in columns]  # C loops; hypot ** 2 is the sum of squares in one pass over doubles
-        self.update_summary(n, stats, now, scales or [1.0] * len(columns), lambda i: [c[i] for c in columns])
+        scales = scales or [1.0] * len(columns)
+        self.update_summary(n, stats, now, scales,
+                            lambda picked: [tuple(c[i] * s for c, s in zip(columns, scales, strict=True))
+                                            for i in picked])
 
     def update_summary(self, n: int, stats: Sequence[tuple[float, float, float, float]], now: int,
-                       scales: Sequence[float], value_at: Callable[[int], Sequence[float]]) -> None:
+                       scales: Sequence[float], rows_at: Callable[[list[int]], Sequence[tuple[float, ...]]]) -> None:
         """Record n events given as per-member (min, max, sum, sum of squares) of their raw values (each member
-        scaled by scales[k]) and value_at(i), the raw values of event i for every member: the statistics as
-        update_batch's, and the same reservoir draw, which reads only the events it picks."""
+        scaled by scales[k]) and rows_at(indices), the scaled values of those events for every member (one call
+        for all the events the draw picks): the statistics as update_batch's, and the same reservoir draw,
+        which reads only the events it picks."""
         if not n:
             return
         with self._lock:
@@ -209,8 +213,15 @@ class HistogramSet:
             heap = self._heap
             floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else 0.0
             priorities = _top_priorities(n, weight, floor, self._random)
-            for i, p in zip(random.sample(range(n), len(priorities)), priorities, strict=True):
-                self._add_sample(p, tuple(v * scale for v, scale in zip(value_at(i), scales, strict=True)))
+            if priorities:
+                picked = random.sample(range(n), len(priorities))
+                for p, values in zip(priorities, rows_at(picked), strict=True):
+                    if len(heap) < RESERVOIR_SIZE:
+                        heapq.heappush(heap, (p, values))
+                    elif heap[0][0] < p:
+                        heapq.heapreplace(heap, (p, values))
+                    else:  # the rest are smaller still (largest first) and the floor only rises
+                        break
             for h, (lo, hi, total, sumsq), scale in zip(self.members, stats, scales, strict=True):
                 h._add_summary(n, lo, hi, total, sumsq, scale)
 

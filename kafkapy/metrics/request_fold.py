@@ -8,7 +8,8 @@ returns, per column, (min, max, integer sum, float sum of squares) over all rows
 the row count and the NONE total. kafkapy/metrics/_request_fold.c is the same loop compiled (an optional
 extension built by `pip install -e .`) and runs instead when present; `request_stats_py` is the reference
 and the fallback; tests/unit/metrics/test_request_fold.py runs both on the same rows. `row_values` derives
-one row's values (for the few requests the reservoir samples).
+one row's values; `scaled_rows` those of the few rows the reservoir picks, each column scaled (ns -> ms),
+as tuples of floats (compiled too).
 
 No state, no locks: thread-safe.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 ROW = 8
 # Histogram order of the derived values (RequestMetrics registers its histograms in this order).
@@ -53,9 +54,18 @@ def request_stats_py(rows: array[int]) -> Stats:
     return n, sum(nones), stats
 
 
-try:  # the compiled loop (kafkapy/metrics/_request_fold.c), when the install built it
+def scaled_rows_py(rows: array[int], indices: Sequence[int], scales: Sequence[float]) -> list[tuple[float, ...]]:
+    """The values of the rows at indices, column k multiplied by scales[k]."""
+    return [tuple(v * scale for v, scale in zip(row_values(rows, i), scales, strict=True)) for i in indices]
+
+
+try:  # the compiled loops (kafkapy/metrics/_request_fold.c), when the install built them
     from kafkapy.metrics._request_fold import request_stats as _compiled
-except ImportError:  # pragma: no cover - the Python loop above is the reference and the fallback
+    from kafkapy.metrics._request_fold import scaled_rows as _compiled_scaled_rows
+except ImportError:  # pragma: no cover - the Python loops above are the reference and the fallback
     _compiled = None  # type: ignore[assignment]
+    _compiled_scaled_rows = None  # type: ignore[assignment]
 
 request_stats: Callable[[array[int]], Stats] = _compiled if _compiled is not None else request_stats_py
+scaled_rows: Callable[[array[int], Sequence[int], Sequence[float]], list[tuple[float, ...]]] = (
+    _compiled_scaled_rows if _compiled_scaled_rows is not None else scaled_rows_py)

@@ -31,7 +31,6 @@ import threading
 from array import array
 from collections import deque
 from collections.abc import Callable
-from functools import partial
 from time import monotonic_ns as _monotonic_ns
 from typing import Any
 
@@ -42,7 +41,7 @@ from kafkapy.metrics.meter import Meter
 from kafkapy.metrics.metric_name import metric_name, quote_tag_value
 from kafkapy.metrics.recorders import Plan, RequestRecorder
 from kafkapy.metrics.registry import ATTRIBUTES, HISTOGRAM, KafkaMetricsGroup, MetricsRegistry, Sample
-from kafkapy.metrics.request_fold import COLUMNS, request_stats, row_values
+from kafkapy.metrics.request_fold import COLUMNS, request_stats, scaled_rows
 from kafkapy.protocol.api_keys import API_NAMES, ApiKey
 
 MAX_PENDING = 100_000  # requests queued with no fold (tick thread stopped or never started): fold inline
@@ -277,10 +276,14 @@ class RequestMetrics:
         # Per-column min/max/sum/sum of squares in one loop over the rows (C when built: request_fold); the
         # reservoir reads only the rows it samples.
         count, none, stats = request_stats(rows)
+
+        def picked_rows(picked: list[int]) -> list[tuple[float, ...]]:
+            return scaled_rows(rows, picked, _SCALES)
+
         targets = self._targets(api_key, version, bool(follower))
         for m, requests in targets:
             requests.mark(count)
-            m.histograms.update_summary(count, stats, now, _SCALES, partial(row_values, rows))
+            m.histograms.update_summary(count, stats, now, _SCALES, picked_rows)
         if none:
             targets[0][0].error(0).mark(none)
 

@@ -8,7 +8,7 @@ from array import array
 import pytest
 
 from kafkapy.metrics import request_fold
-from kafkapy.metrics.request_fold import ROW, request_stats_py, row_values
+from kafkapy.metrics.request_fold import ROW, request_stats_py, row_values, scaled_rows_py
 
 
 def _rows(n: int, seed: int) -> array[int]:
@@ -45,6 +45,19 @@ def test_python_and_compiled_agree_with_row_values(n: int) -> None:
             assert sq == pytest.approx(esq, rel=1e-12)
 
 
+@pytest.mark.parametrize("n", [1, 500])
+def test_scaled_rows_python_and_compiled_agree(n: int) -> None:
+    rows = _rows(n, n + 1)
+    scales = (1e-6, 1e-6, 1e-6, 1e-6, 1.0, 1.0, 1e-6, 1.0)
+    picked = random.Random(n).sample(range(n), min(n, 40))
+    expected = [tuple(v * s for v, s in zip(row_values(rows, i), scales, strict=True)) for i in picked]
+    assert scaled_rows_py(rows, picked, scales) == expected
+    assert request_fold._compiled_scaled_rows is not None
+    assert request_fold._compiled_scaled_rows(rows, picked, scales) == expected
+    with pytest.raises(IndexError):
+        request_fold._compiled_scaled_rows(rows, [n], scales)
+
+
 def test_compiled_is_built_and_used() -> None:
     """`pip install -e .` builds the extension (optional in pyproject; a build without a compiler falls back)."""
     assert request_fold._compiled is not None
@@ -73,7 +86,7 @@ def test_histogram_set_members_share_one_reservoir_and_rescale() -> None:
     hs = HistogramSet(2, time)
     rows = array("q", [v for i in range(10) for v in (0, 0, 1_000_000 * i, 0, 0, 100 + i, 0, 1)])
     hs.update_summary(10, request_stats_py(rows)[2][2:4], time.nanoseconds(), (1e-6, 1.0),
-                      lambda i: row_values(rows, i)[2:4])
+                      lambda picked: [v[2:4] for v in scaled_rows_py(rows, picked, (1.0, 1.0, 1e-6, 1.0) * 2)])
     first, second = hs.members
     assert first.values() == [float(i) for i in range(10)]  # LocalTimeMs: handler ns scaled to ms
     assert second.values() == [0.0] * 10  # RemoteTimeMs of these rows: clamped at 0
