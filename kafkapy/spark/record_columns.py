@@ -9,7 +9,9 @@ headersCount varint | headers) and magic 0/1 message sets (through kafkapy.recor
 the shared record walker (record/record_walker.RecordWalk, compiled when built), which checks the
 length chain and leaves every record's field positions in one packed int64 array; each field then
 becomes an Arrow column with one kernel, and the key and value columns are gathered straight from the
-arena by `take` over a binary array whose offsets are the field boundaries. Headers (rare) are decoded
+arena by `take` over a binary array whose offsets are the field boundaries. Without headers, the compiled
+spark/_arrow_columns.c (when built) does the same in one pass: it copies each key and value once, straight
+from the arena into Arrow buffers, and applies the offset range while building. Headers (rare) are decoded
 per record, only for records that have any. `walker=False` keeps the former decoder (a Python walk of
 the record lengths, the other fields decoded by vectorised varint kernels), selected by the reader's
 `kafkapy.reader=per-task` for the benchmark's before/after.
@@ -44,9 +46,16 @@ from kafkapy.record.record_walker import (
 )
 from kafkapy.record.varint import VarintError, decode_unsigned_varint
 
+try:  # the compiled column build (kafkapy/spark/_arrow_columns.c), when the install built it
+    from kafkapy.spark._arrow_columns import columns as _compiled_columns
+except ImportError:  # pragma: no cover - walked_fields' Arrow kernels are the reference and the fallback
+    _compiled_columns = None  # type: ignore[assignment]
+use_compiled = True  # tests and the bench switch the compiled build off to compare it with the kernels
+
 __all__ = ["RecordColumns", "scan_record_starts", "repeat_per_batch"]
 
 _I64 = pa.int64()
+_TIMESTAMP_US = pa.timestamp("us", tz="UTC")
 _U8 = pa.uint8()
 _U64 = pa.uint64()
 _SCALARS: dict[tuple[int, pa.DataType], pa.Scalar] = {}
@@ -154,7 +163,7 @@ class RecordColumns:
                  walker: bool = True) -> None:
         self.topic = topic
         self.walker = walker
-        self._walks: list[array[int]] = []  # per batch: its RecordWalk columns (COLUMNS int64 per record)
+        self._walk_cols: array[int] = array("q")  # every walked record's RecordWalk columns (COLUMNS int64 each)
         self._walked = 0
         # per batch (walker path): record count, base offset, base timestamp, LogAppendTime, max timestamp
         self._facts: list[tuple[int, int, int, bool, int]] = []
@@ -201,9 +210,7 @@ class RecordColumns:
         arena += body
         self.bytes += batch.size_in_bytes
         if self.walker:
-            walked: array[int] = array("q")
-            RecordWalk(count, columns=walked).walk_all(arena, base)
-            self._walks.append(walked)
+            RecordWalk(count, columns=self._walk_cols).walk_all(arena, base)
             self._walked += count
             self._facts.append((count, h.base_offset, h.base_timestamp, bool(h.attributes & TIMESTAMP_TYPE_MASK),
                                 h.max_timestamp))
@@ -280,8 +287,7 @@ class RecordColumns:
         timestampType, headers_count, headers_pos."""
         n = self._walked
         arena = pa.py_buffer(self._arena)
-        packed = self._walks[0] if len(self._walks) == 1 else b"".join(self._walks)
-        flat = pa.Array.from_buffers(_I64, n * COLUMNS, [None, pa.py_buffer(packed)])
+        flat = pa.Array.from_buffers(_I64, n * COLUMNS, [None, pa.py_buffer(self._walk_cols)])
         fields = pa.FixedSizeListArray.from_arrays(flat, COLUMNS)
 
         def col(k: int) -> pa.Array:
@@ -308,6 +314,8 @@ class RecordColumns:
         return out
 
     def _build_walked(self, n: int, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
+        if _compiled_columns is not None and use_compiled and not self.include_headers:
+            return self._build_compiled(start_offset, end_offset)
         f = self.walked_fields()
         columns = {k: f[k] for k in ("key", "value", "offset", "timestamp", "timestampType")}
         if self.include_headers:
@@ -316,6 +324,37 @@ class RecordColumns:
             else:
                 columns["headers"] = pa.array([[]] * n, self._headers_type())
         return self._assemble(columns, n, start_offset, end_offset)
+
+    def _build_compiled(self, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
+        """The walked records' columns in one compiled pass (spark/_arrow_columns.c): Arrow buffers built
+        from the walk's positions, the offset range applied while building."""
+        assert _compiled_columns is not None
+        facts = array("q")
+        for f in self._facts:
+            facts.extend((f[0], f[1], f[2], 1 if f[3] else 0, f[4]))
+        (rows, key_offsets, key_data, key_validity, key_nulls, value_offsets, value_data, value_validity,
+         value_nulls, offsets, ts_us, ts_type) = _compiled_columns(
+            self._arena, self._walk_cols, COLUMNS, (KEY_POS, KEY_LEN, VALUE_POS, VALUE_LEN, OFFSET_DELTA,
+                                                    TIMESTAMP_DELTA),
+            facts, start_offset, -1 if end_offset is None else end_offset)
+        if not rows:
+            return None
+
+        def buf(b: bytes | None) -> pa.Buffer | None:
+            return None if b is None else pa.py_buffer(b)
+
+        columns = {
+            "key": pa.Array.from_buffers(pa.binary(), rows, [buf(key_validity), buf(key_offsets), buf(key_data)],
+                                         null_count=key_nulls),
+            "value": pa.Array.from_buffers(pa.binary(), rows, [buf(value_validity), buf(value_offsets),
+                                                               buf(value_data)], null_count=value_nulls),
+            "offset": pa.Array.from_buffers(_I64, rows, [None, buf(offsets)]),
+            "timestamp": pa.Array.from_buffers(_TIMESTAMP_US, rows, [None, buf(ts_us)]),
+            "timestampType": pa.Array.from_buffers(pa.int32(), rows, [None, buf(ts_type)]),
+            "topic": pa.repeat(pa.scalar(self.topic, pa.string()), rows),
+            "partition": pa.repeat(pa.scalar(self.partition, pa.int32()), rows),
+        }
+        return pa.RecordBatch.from_arrays([columns[f.name] for f in self.schema], schema=self.schema)
 
     def _walked_headers(self, hcount: pa.Array, hpos: pa.Array) -> pa.Array:
         """Headers of the records that have any (per record: headers are rare and small)."""
@@ -365,7 +404,7 @@ class RecordColumns:
     def _assemble(self, columns: dict[str, pa.Array], n: int, start_offset: int,
                   end_offset: int | None) -> pa.RecordBatch | None:
         ts = columns["timestamp"]
-        columns["timestamp"] = pc.multiply(ts, _k(1000)).cast(pa.timestamp("us", tz="UTC"))
+        columns["timestamp"] = pc.multiply(ts, _k(1000)).cast(_TIMESTAMP_US)
         columns["topic"] = pa.repeat(pa.scalar(self.topic, pa.string()), n)
         columns["partition"] = pa.repeat(pa.scalar(self.partition, pa.int32()), n)
         batch = pa.RecordBatch.from_arrays([columns[f.name] for f in self.schema], schema=self.schema)

@@ -82,6 +82,38 @@ def test_legacy_message_sets_and_magic_2_together() -> None:
         [(i, 1000 + i, b"k%d" % i, b"v%d" % i) for i in range(5)] + [(5, 2000, b"k5", b"v5")])
 
 
+@pytest.mark.parametrize("codec,log_append_time", [("none", False), ("zstd", False), ("lz4", True)])
+def test_compiled_build_equals_the_arrow_kernels(codec: str, log_append_time: bool, monkeypatch) -> None:
+    """Without headers, spark/_arrow_columns.c builds the columns; the same batches through the Arrow
+    kernels (walked_fields) give equal Arrow batches, null keys and values, offset ranges and LogAppendTime
+    included, and both equal the record decoder."""
+    from kafkapy.spark import record_columns
+
+    if record_columns._compiled_columns is None:
+        pytest.fail("kafkapy.spark._arrow_columns is not built (pip install -e .)")
+    schema = arrow_schema(struct_type(False))
+    buf = build_log(codec, log_append_time)
+    batches = list(MemoryRecords(buf).batches())
+    want = [(r.offset, b.max_timestamp if log_append_time else r.timestamp, int(log_append_time), r.key, r.value)
+            for b in batches for r in b.records()]
+
+    def build(compiled: bool, start: int, end: int | None) -> list:
+        monkeypatch.setattr(record_columns, "use_compiled", compiled)
+        cols = RecordColumns("t", 3, False, schema)
+        for batch in batches:
+            cols.add_batch(batch)
+        return cols.build(start, end)
+
+    for start, end in ((0, None), (10, 200), (5, 6), (10_000, None)):
+        compiled, kernels = build(True, start, end), build(False, start, end)
+        assert [b.schema for b in compiled] == [schema] * len(compiled)
+        assert pa.Table.from_batches(compiled, schema).equals(pa.Table.from_batches(kernels, schema))
+        rows = [(r["offset"], round(r["timestamp"].timestamp() * 1000), r["timestampType"], r["key"], r["value"])
+                for b in compiled for r in b.to_pylist()]
+        assert rows == [w for w in want if start <= w[0] < (end if end is not None else 1 << 62)]
+        assert all((r["topic"], r["partition"]) == ("t", 3) for b in compiled for r in b.to_pylist())
+
+
 def test_corrupt_record_lengths_raise_corrupt_record() -> None:
     b = MemoryRecordsBuilder()
     b.append(1, b"k", b"value")
