@@ -1,7 +1,10 @@
 """BrokerBlockingSender against a real in-process broker and real sockets: the exchange, a request timeout and
 a refused connect closing the connection with a typed error, the reconnect backoff (Kafka's ExponentialBackoff,
 +-20% jitter, reset by a successful connect), a destination change reconnecting, and close() failing a call
-blocked in the connect handshake, the wait for an answer or the backoff wait at once."""
+blocked in the connect handshake, the wait for an answer or the backoff wait at once. The controller channel on
+it: a LeaderAndIsr to a broker that refuses connections is retried until the broker listens, then answered once
+(a fenced controller epoch, so nothing is applied); a send blocked on a frozen broker ends when the broker leaves
+the live set."""
 
 from __future__ import annotations
 
@@ -9,16 +12,21 @@ import random
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from kafkapy.client.errors import DisconnectError, KafkaTimeoutError
-from kafkapy.cluster.broker import Node
+from kafkapy.cluster.broker import Broker, EndPoint, Node
+from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState
+from kafkapy.common.errors import ErrorCode
 from kafkapy.common.time import MockTime
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.protocol.messages import ApiVersionsRequest, FetchRequest, MetadataRequest
 from kafkapy.server.broker_blocking_sender import BrokerBlockingSender, ExponentialBackoff, SenderConfig
+from kafkapy.server.controller_channel_manager import ControllerChannelManager
 
 WAIT_S = 10
 PARKED_TOPIC = "parked"
@@ -220,3 +228,71 @@ def test_close_interrupts_the_backoff_wait() -> None:
     sender.close()
     thread.join(WAIT_S)
     assert not thread.is_alive() and isinstance(out[0], DisconnectError) and "closed" in str(out[0])
+
+
+def forward(listener: socket.socket, upstream_port: int, accepted: list[socket.socket]) -> None:
+    """Accept on `listener` and relay each connection to the broker, both ways, until either side closes."""
+
+    def pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    listener.settimeout(WAIT_S)
+    while True:
+        try:
+            client = listener.accept()[0]
+        except OSError:
+            return
+        accepted.append(client)
+        upstream = socket.create_connection(("127.0.0.1", upstream_port))
+        accepted.append(upstream)
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=pump, args=(a, b), daemon=True).start()
+
+
+def test_controller_channel_retries_until_the_broker_listens_then_stop_ends_a_blocked_send(
+        broker: Any, silent_server: int) -> None:
+    late = socket.socket()  # bound, not listening yet: connects are refused
+    late.bind(("127.0.0.1", 0))
+    late_port = late.getsockname()[1]
+    channel = ControllerChannelManager(9, "PLAINTEXT", request_timeout_ms=5_000)
+    answers: list[tuple[int, dict[TopicPartition, int]]] = []
+    answered = threading.Event()
+    channel.on_leader_and_isr_response = lambda b, errors: (answers.append((b, errors)), answered.set())
+    accepted: list[socket.socket] = []
+    try:
+        channel.set_live_brokers({0: Broker(0, (EndPoint("PLAINTEXT", "127.0.0.1", late_port),))})
+        stale_epoch = broker.server.replica_manager.controller_epoch - 1  # fenced: nothing is applied
+        channel.send_leader_and_isr(0, 9, stale_epoch, [LeaderAndIsrPartitionState(
+            "never-applied", 0, uuid.UUID(int=5), stale_epoch, 0, 0, (0,), 0, (0,))], [])
+        time.sleep(0.5)  # refused and retried every 100 ms meanwhile
+        assert not answered.is_set()
+        late.listen(8)
+        threading.Thread(target=forward, args=(late, broker.port, accepted), daemon=True).start()
+        assert answered.wait(WAIT_S)
+        assert answers == [(0, {TopicPartition("never-applied", 0): ErrorCode.STALE_CONTROLLER_EPOCH})]
+        assert len(accepted) == 2  # one connection once the broker listened (client side + its relay)
+
+        channel.set_live_brokers({1: Broker(1, (EndPoint("PLAINTEXT", "127.0.0.1", silent_server),))})
+        channel.send_update_metadata([1], 9, stale_epoch, [], [], {})
+        time.sleep(0.3)  # blocked in the connect handshake with a broker that never answers
+        thread = channel._senders[1]._thread
+        assert thread.is_alive()
+        start = time.monotonic()
+        channel.reset()  # the broker left the live set: its sender is closed
+        thread.join(WAIT_S)
+        assert not thread.is_alive() and time.monotonic() - start < 2
+    finally:
+        channel.reset()
+        late.close()
+        for s in accepted:
+            s.close()
