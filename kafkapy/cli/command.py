@@ -240,11 +240,11 @@ def _describe(exc: BaseException) -> str:
     """One line for an unexpected exception: KafkaErrors by Kafka's name, OSErrors by path."""
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    name = getattr(exc, "name", None)
-    code = getattr(exc, "code", None)
+    from kafkapy.common.errors import KafkaError  # here: the CLI's start-up does not import the error classes
+
     text = str(exc)
-    if isinstance(name, str) and isinstance(code, int):  # kafkapy.common.errors.KafkaError
-        return f"{name}: {text}" if text and text != name else name
+    if isinstance(exc, KafkaError):
+        return f"{exc.name}: {text}" if text and text != exc.name else exc.name
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

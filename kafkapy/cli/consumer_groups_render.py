@@ -10,7 +10,11 @@ Stateless; thread-safety: one run per call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kafkapy.common.errors import KafkaError
+    from kafkapy.tools.consumer_groups import DeleteOffsetsResult
 
 MISSING = "-"
 REBALANCING = ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
@@ -289,7 +293,7 @@ _TOP_LEVEL_MESSAGE_ERRORS = ("INVALID_GROUP_ID", "GROUP_ID_NOT_FOUND", "GROUP_AU
 _PARTITION_LEVEL_ERRORS = ("GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION")
 
 
-def print_delete_offsets(result: Any, out: Any) -> int:
+def print_delete_offsets(result: DeleteOffsetsResult, out: Any) -> int:
     from kafkapy.tools.consumer_groups import GROUP_EXCEPTIONS, java_error_text
 
     rc = 0
@@ -299,7 +303,7 @@ def print_delete_offsets(result: Any, out: Any) -> int:
             out.line(f"Request succeeded for deleting offsets from group {result.group}.")
     else:
         rc = 1
-        name = getattr(top, "name", "UNKNOWN_SERVER_ERROR")
+        name = top.name
         if name in _TOP_LEVEL_MESSAGE_ERRORS:
             out.error_line("Error: " + GROUP_EXCEPTIONS[name][1])
         elif name in _PARTITION_LEVEL_ERRORS:
@@ -307,17 +311,17 @@ def print_delete_offsets(result: Any, out: Any) -> int:
         else:
             out.error_line(f"Error: Encountered some unknown error: {name}")
 
-    def status(err: Any) -> str:
+    def status(err: KafkaError | None) -> str:
         if err is None:
             return "Successful"
-        name = getattr(err, "name", None)
+        name = err.name
         if name in GROUP_EXCEPTIONS:  # Kafka shows the error's own message, not the broker's detail
             return f"Error: org.apache.kafka.common.errors.{GROUP_EXCEPTIONS[name][0]}: {GROUP_EXCEPTIONS[name][1]}"
         return "Error: " + java_error_text(err)
 
     items = sorted(result.partitions.items(), key=lambda kv: kv[0].topic + str(kv[0].partition))
     if out.json:
-        out.document({"group": result.group, "error": None if top is None else getattr(top, "name", str(top)),
+        out.document({"group": result.group, "error": None if top is None else top.name,
                       "partitions": [{"topic": tp.topic, "partition": tp.partition, "status": status(err)}
                                      for tp, err in items]})
         return rc

@@ -45,7 +45,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cli.command import ToolError, ToolParser, run
 from kafkapy.cli.logging_config import (
@@ -57,6 +57,9 @@ from kafkapy.cli.logging_config import (
 )
 from kafkapy.cli.properties import parse_key_values
 from kafkapy.common.private_file import write_private_file
+
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_config import KafkaConfig
 
 SERVER_LOGGER = "kafka.server.KafkaServer"
 PID_FILE_NAME = "kafkapy.pid"
@@ -276,7 +279,7 @@ def build_start_parser() -> ToolParser:
     return p
 
 
-def _load_config(path: str | None, overrides: dict[str, str]):
+def _load_config(path: str | None, overrides: dict[str, str]) -> KafkaConfig:
     from kafkapy.server.kafka_config import KafkaConfig
 
     return KafkaConfig.from_properties(path, overrides)
@@ -294,7 +297,7 @@ def _make_server(config):
     return KafkaServer(config)
 
 
-def load_config(args) -> object:
+def load_config(args) -> KafkaConfig:
     overrides = parse_key_values(args.override, "--override")
     try:
         return _load_config(args.config, overrides)
@@ -373,10 +376,10 @@ def listening_on(config, server) -> str:
     return ", ".join(parts)
 
 
-def serve(config, args, stop_event: threading.Event | None = None, install_signals: bool = True) -> int:
+def serve(config: KafkaConfig, args, stop_event: threading.Event | None = None, install_signals: bool = True) -> int:
     """Run a server in the foreground until a signal (or the server itself) stops it."""
     log = logging.getLogger(SERVER_LOGGER)
-    node_id = getattr(config, "broker_id", 0)
+    node_id = config.broker_id
     ident = f"[KafkaServer id={node_id}]"
     stop = stop_event or threading.Event()
     previous: dict[signal.Signals, Any] = {}
@@ -412,7 +415,7 @@ def serve(config, args, stop_event: threading.Event | None = None, install_signa
             log.error("%s Fatal error during KafkaServer startup. Prepare to shutdown: %s", ident, e,
                       exc_info=args.verbose)  # fmt: skip
             raise ToolError(f"Fatal error during KafkaServer startup: {e}") from e
-        log_dirs = list(getattr(config, "log_dirs", []) or [])
+        log_dirs = config.log_dirs
         records = _write_records(config, server, args.config, log_dirs)
         log.info("%s started; listening on %s", ident, listening_on(config, server))
 
@@ -514,12 +517,12 @@ def start_main(argv: list[str]) -> int:
     return run(build_start_parser(), argv, execute)
 
 
-def _serve_logged(config, args) -> int:
+def _serve_logged(config: KafkaConfig, args) -> int:
     if args.config is None:
         logging.getLogger(SERVER_LOGGER).info(
             "No server.properties given: using embedded defaults (listeners=%s, log.dirs=%s)",
             _config_get(config, "listeners"),
-            ",".join(getattr(config, "log_dirs", []) or []),
+            ",".join(config.log_dirs),
         )
     return serve(config, args)
 

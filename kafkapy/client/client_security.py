@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kafkapy.client.config import ClientConfig
 from kafkapy.common.errors import SaslAuthenticationFailedError
 from kafkapy.common.jaas_config import JaasConfigError, parse_jaas_config
 
@@ -31,7 +32,7 @@ _LIBRDKAFKA_SSL = {"ssl.truststore.location": "ssl.ca.location", "ssl.keystore.l
 
 class ClientSecurity:
     def __init__(self, configs: Mapping[str, Any]) -> None:
-        originals = getattr(configs, "originals", {})  # a ClientConfig keeps unknown keys there
+        originals = _originals(configs)
 
         def raw(key: str) -> Any:
             value = configs.get(key)
@@ -114,8 +115,14 @@ class ClientSecurity:
                            {"tokenauth": "true"} if self._tokenauth else None)
 
 
+def _originals(configs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The configs as given: a ClientConfig keeps there the keys its client does not know (a producer's
+    config read for an admin connection, librdkafka spellings); a plain mapping has nothing more."""
+    return configs.originals if isinstance(configs, ClientConfig) else {}
+
+
 def client_security(configs: Mapping[str, Any]) -> ClientSecurity | None:
     """None for PLAINTEXT (nothing to do per connection)."""
-    protocol = str(configs.get("security.protocol") or getattr(configs, "originals", {}).get("security.protocol")
+    protocol = str(configs.get("security.protocol") or _originals(configs).get("security.protocol")
                    or "PLAINTEXT").upper()
     return None if protocol == "PLAINTEXT" else ClientSecurity(configs)

@@ -97,6 +97,12 @@ class TransactionMarkerChannelManager:
             thread.join(5)
 
     @property
+    def num_retrying(self) -> int:
+        """Markers held back until their broker can be reached (Kafka's UnknownDestinationQueueSize)."""
+        with self._cond:
+            return len(self._retry_at)
+
+    @property
     def num_pending(self) -> int:
         with self._cond:
             return len(self._unsent) + len(self._retry_at)

@@ -133,6 +133,12 @@ class TransactionStateManager:
     def partition_for(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.partition_count())
 
+    @property
+    def num_transactions(self) -> int:
+        """The transactional ids of the partitions this broker coordinates (kafkapy's NumTransactions gauge)."""
+        with self._lock:
+            return sum(len(ids) for _, ids in self._cache.values())
+
     def owned_partitions(self) -> dict[int, int]:
         with self._lock:
             return {p: epoch for p, (epoch, _) in self._cache.items()}

@@ -44,7 +44,12 @@ from kafkapy.server.request_metrics import RequestMetrics
 
 if TYPE_CHECKING:
     from kafkapy.cluster.alter_isr_manager import AlterIsrManager
+    from kafkapy.controller.zk_client import ZkMetadataStore
+    from kafkapy.coordinator.transaction_coordinator import TransactionCoordinator
     from kafkapy.metrics.prometheus import PrometheusEndpoint
+    from kafkapy.storage.log_cleaner import CleanerThread
+    from kafkapy.storage.log_cleaner_pass import CleanerStats
+    from kafkapy.storage.log_manager import LogManager
 
 log = logging.getLogger("kafka.server.BrokerMetrics")
 
@@ -135,9 +140,9 @@ class BrokerMetrics:
         if server.controller is not None:  # ControllerStats
             server.controller.psm.on_unclean_election = self.unclean_elections.mark
             server.controller.psm.on_election_ms = self.leader_election.update
-        zk_client = getattr(server.store, "_client", None)
-        if zk_client is not None and hasattr(zk_client, "latency_recorder"):
-            zk_client.latency_recorder = self.zk_latency.update  # ZooKeeperRequestLatencyMs
+        if server.cluster is not None:  # ZooKeeper mode: the store talks through one KafkaZkClient
+            zk_store: ZkMetadataStore = server.store
+            zk_store.zk.latency_recorder = self.zk_latency.update  # ZooKeeperRequestLatencyMs
         self._register_replica_manager(server)
         self._register_network(server)
         self._register_controller(server)
@@ -260,14 +265,14 @@ class BrokerMetrics:
         g.gauge("GlobalPartitionCount", partitions)
         g.gauge("TopicsToDeleteCount", lambda: 0 if active() is None else len(active().ctx.topics_to_be_deleted))
         g.gauge("ActiveBrokerCount", lambda: 0 if active() is None else len(active().ctx.live_brokers))
-        cluster = server.cluster
-        if cluster is not None:
-            store = server.store
+        if server.cluster is not None:
+            zk_store: ZkMetadataStore = server.store
+            zk = zk_store.zk
             self.registry.gauge(metric_name("kafka.server", "SessionExpireListener", "SessionState"),
-                                lambda: "CONNECTED" if getattr(store, "connected", True) else "DISCONNECTED")
+                                lambda: "CONNECTED" if zk.connected else "DISCONNECTED")
 
     def _register_logs(self, server: Any) -> None:
-        lm = server.log_manager
+        lm: LogManager | None = server.log_manager
         assert lm is not None
 
         def log_samples() -> Iterator[Sample]:
@@ -280,9 +285,8 @@ class BrokerMetrics:
 
         self.registry.add_provider(log_samples)
 
-        def cleaner_stats() -> Any:
-            cleaner = getattr(lm, "cleaner", None)
-            return None if cleaner is None else cleaner.last_stats
+        def cleaner_stats() -> CleanerStats | None:
+            return None if lm.cleaner is None else lm.cleaner.last_stats
 
         def clean_secs() -> float:
             s = cleaner_stats()
@@ -295,13 +299,12 @@ class BrokerMetrics:
         g = KafkaMetricsGroup(self.registry, "kafka.log", "LogCleaner")
         g.gauge("max-clean-time-secs", clean_secs)
         g.gauge("cleaner-recopy-percent", recopy)
-        def threads() -> list[Any]:
-            cleaner = getattr(lm, "cleaner", None)
-            return list(getattr(cleaner, "_threads", ())) if cleaner is not None else []
+        def threads() -> list[CleanerThread]:
+            return [] if lm.cleaner is None else lm.cleaner.threads
 
         def buffer_utilization() -> int:
             # Kafka: 100 x the offset map's utilization after the last pass (the map stays filled until the next).
-            maps = [t.cleaner.offset_map for t in threads() if getattr(t, "cleaner", None) is not None]
+            maps = [t.cleaner.offset_map for t in threads()]
             return int(100 * max((m.utilization for m in maps), default=0.0))
 
         g.gauge("max-buffer-utilization-percent", buffer_utilization)
@@ -346,17 +349,15 @@ class BrokerMetrics:
         t = KafkaMetricsGroup(self.registry, "kafka.coordinator.transaction", "TransactionStateManager")
 
         def txn_count() -> int:
-            tc = services.transaction_coordinator
-            cache = getattr(tc.state_manager, "_cache", None) if tc is not None else None
-            return sum(len(ids) for _, ids in list(cache.values())) if isinstance(cache, dict) else 0
+            tc: TransactionCoordinator | None = services.transaction_coordinator
+            return 0 if tc is None else tc.state_manager.num_transactions
 
         t.gauge("NumTransactions", txn_count)  # kafkapy's: the transactional ids this broker coordinates
 
         def markers_waiting() -> int:
             # Kafka's UnknownDestinationQueueSize: markers held back because their broker cannot be reached yet
-            tc = services.transaction_coordinator
-            manager = getattr(tc, "marker_manager", None) if tc is not None else None
-            return len(getattr(manager, "_retry_at", ())) if manager is not None else 0
+            tc: TransactionCoordinator | None = services.transaction_coordinator
+            return 0 if tc is None else tc.marker_manager.num_retrying
 
         KafkaMetricsGroup(self.registry, "kafka.coordinator.transaction", "TransactionMarkerChannelManager").gauge(
             "UnknownDestinationQueueSize", markers_waiting)

@@ -27,12 +27,16 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafkapy.spark.errors import KafkaSourceError, spark_facing
 from kafkapy.spark.segment_ranges import SegmentPredicate, SegmentRange, plan_segments
+
+if TYPE_CHECKING:
+    from kafkapy.record.legacy_record import LegacyRecordBatch
+    from kafkapy.record.memory_records import DefaultRecordBatch
 
 NAME = "kafkapy-log-segments"
 SCHEMA = (
@@ -72,15 +76,14 @@ class _Columns:
         self.counts: list[int] = []
         self.facts: list[tuple[int, int, str, int, bool, int]] = []
 
-    def add(self, batch: Any) -> None:
+    def add(self, batch: DefaultRecordBatch | LegacyRecordBatch) -> None:
         before = len(self.records)
         self.records.add_batch(batch)
         n = len(self.records) - before
         if n:
             self.counts.append(n)
             self.facts.append((batch.base_offset, batch.size_in_bytes, batch.compression.lower_name, batch.magic,
-                               bool(getattr(batch, "is_control_batch", False)),
-                               int(getattr(batch, "producer_id", -1))))
+                               batch.is_control_batch, batch.producer_id))
 
     def per_record(self, i: int, type_: Any) -> Any:
         """Column `i` of the batch facts, one value per record."""

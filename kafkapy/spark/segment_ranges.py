@@ -68,11 +68,13 @@ class SegmentPredicate:
             LessThanOrEqual,
         )
 
-        attr = getattr(f, "attribute", ("",))
+        if not isinstance(f, EqualTo | In | GreaterThan | GreaterThanOrEqual | LessThan | LessThanOrEqual):
+            return False  # Not, And, IsNull, StringStartsWith, ...: Spark evaluates them
+        attr = f.attribute
         name = attr[0].lower() if len(attr) == 1 else ""
         if name not in ("topic", "partition", "offset", "timestamp"):
             return False
-        values: list[Any] = list(f.value) if isinstance(f, In) else [getattr(f, "value", None)]
+        values: list[Any] = list(f.value) if isinstance(f, In) else [f.value]
         if any(v is None for v in values):
             return False
         strict = 0 if name == "timestamp" else 1  # timestamps: bounds widened to whole ms, Spark re-checks

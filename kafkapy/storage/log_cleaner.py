@@ -110,6 +110,11 @@ class LogCleaner:
         self.last_stats: CleanerStats | None = None
         self._shutting_down = False
 
+    @property
+    def threads(self) -> list[CleanerThread]:
+        """The cleaner threads started (none before startup)."""
+        return list(self._threads)
+
     def new_cleaner(self) -> Cleaner:
         threads = max(1, self.config.num_threads)
         offset_map = SkimpyOffsetMap(self.config.dedupe_buffer_size // threads, self.config.dedupe_buffer_load_factor)

@@ -133,7 +133,7 @@ class AclAuthorizer:
         # swapped in whole, so a decision scans only the prefixes of its type and never sees half a reload.
         self._snapshot: tuple[AclIndex, PrefixIndex] = ({}, {})
         self.reload()
-        if getattr(store, "cluster_mode", False):
+        if store.cluster_mode:  # MetadataStore's; ZooKeeper mode watches the ACL change notifications
             store.watch_path_children(zk_data.ACL_LITERAL_CHANGES_PATH, self.reload)
             store.watch_path_children(zk_data.ACL_EXTENDED_CHANGES_PATH, self.reload)
 

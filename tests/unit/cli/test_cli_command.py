@@ -10,6 +10,7 @@ import pytest
 from kafkapy.cli.command import ToolError, ToolParser, UsageError, require_exactly_one, run
 from kafkapy.cli.properties import load_properties, parse_key_values, split_config_list
 from kafkapy.cli.render import Renderer, to_jsonable
+from kafkapy.common.errors import UnknownTopicOrPartitionError
 from kafkapy.tools import ToolFailure
 
 
@@ -139,16 +140,26 @@ def test_runtime_errors_are_one_line_exit_1_without_traceback():
 
 
 def test_kafka_errors_are_reported_by_kafka_name():
-    class UnknownTopicOrPartitionError(Exception):
-        code = 3
-        name = "UNKNOWN_TOPIC_OR_PARTITION"
-
     def execute(args, out):
         raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
 
     assert call(["--bootstrap-server", "h:1"], execute)[2] == (
         "Error: UNKNOWN_TOPIC_OR_PARTITION: This server does not host this topic-partition.\n"
     )
+
+    def bare(args, out):
+        raise UnknownTopicOrPartitionError()
+
+    assert call(["--bootstrap-server", "h:1"], bare)[2] == "Error: UNKNOWN_TOPIC_OR_PARTITION\n"
+
+    class LooksLikeKafkaError(Exception):  # a name and a code do not make a KafkaError
+        code = 3
+        name = "UNKNOWN_TOPIC_OR_PARTITION"
+
+    def lookalike(args, out):
+        raise LooksLikeKafkaError("x")
+
+    assert call(["--bootstrap-server", "h:1"], lookalike)[2] == "Error: LooksLikeKafkaError: x\n"
 
 
 def test_unprefixed_tool_error_and_custom_exit_code():
