@@ -187,7 +187,7 @@ def _seq(values: list[int]) -> str:
     return "List(" + ", ".join(map(str, values)) + ")"
 
 
-def _alter_reassignments_error(request: Any, version: int, code: int) -> AlterPartitionReassignmentsResponse:
+def _alter_reassignments_error(request: AlterPartitionReassignmentsRequest, version: int, code: int) -> AlterPartitionReassignmentsResponse:
     """Kafka's getErrorResponse: the error at the top and on every requested partition."""
     R = AlterPartitionReassignmentsResponse
     return R(throttle_time_ms=0, error_code=code, error_message=None, responses=[

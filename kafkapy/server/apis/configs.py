@@ -36,7 +36,7 @@ from kafkapy.protocol.messages import (
     IncrementalAlterConfigsResponse,
 )
 from kafkapy.server.apis.handler_support import config_helper, controller_of, respond_after_controller
-from kafkapy.server.apis.registry import api
+from kafkapy.server.apis.registry import Deferred, api
 from kafkapy.server.config_describer import (
     OP_APPEND,
     OP_DELETE,
@@ -156,14 +156,17 @@ def handle_describe_configs(ctx: RequestContext, request: DescribeConfigsRequest
 
 # -- AlterConfigs / IncrementalAlterConfigs ----------------------------------------------------------------------
 
-def _alter_error(response_cls: Any) -> Callable[[Any, int, int], Any]:
-    def build(request: Any, version: int, code: int) -> Any:
-        return response_cls(responses=[
-            response_cls.AlterConfigsResourceResponse(error_code=code, resource_type=r.resource_type,
-                                                      resource_name=r.resource_name)
-            for r in request.resources])
+def _alter_configs_error(request: AlterConfigsRequest, version: int, code: int) -> AlterConfigsResponse:
+    R = AlterConfigsResponse
+    return R(responses=[R.AlterConfigsResourceResponse(error_code=code, resource_type=r.resource_type,
+                                                       resource_name=r.resource_name) for r in request.resources])
 
-    return build
+
+def _incremental_alter_configs_error(request: IncrementalAlterConfigsRequest, version: int, code: int
+                                     ) -> IncrementalAlterConfigsResponse:
+    R = IncrementalAlterConfigsResponse
+    return R(responses=[R.AlterConfigsResourceResponse(error_code=code, resource_type=r.resource_type,
+                                                       resource_name=r.resource_name) for r in request.resources])
 
 
 def _submit_topic(ctx: RequestContext, name: str, configs: dict[str, str], validate_only: bool) -> Any:
@@ -177,7 +180,7 @@ def _submit_broker(ctx: RequestContext, name: str, configs: dict[str, str], vali
     return controller_of(ctx).alter_broker_configs(broker_id, configs, validate_only=validate_only)
 
 
-def _collect(ctx: RequestContext, request: Any, response_cls: Any, submit: Callable[[Any], Any]) -> Any:
+def _collect(ctx: RequestContext, request: Any, response_cls: Any, submit: Callable[[Any], Any]) -> Deferred:
     """Submit every resource (submit returns a Future, or None when already done); answer when all are done."""
     pending: list[tuple[Any, Any]] = []
     for resource in request.resources:
@@ -203,8 +206,8 @@ def _collect(ctx: RequestContext, request: Any, response_cls: Any, submit: Calla
     return respond_after_controller(ctx, request, [f for _, f in pending if f is not None], 0, build)
 
 
-@api(ApiKey.ALTER_CONFIGS, 0, 2, error_response=_alter_error(AlterConfigsResponse))
-def handle_alter_configs(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConfigsResponse:
+@api(ApiKey.ALTER_CONFIGS, 0, 2, error_response=_alter_configs_error)
+def handle_alter_configs(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConfigsResponse | Deferred:
     validate_only = bool(request.validate_only)
 
     def submit(resource: Any) -> Any:
@@ -244,9 +247,9 @@ def _alter_loggers(ctx: RequestContext, name: str, ops: list[tuple[str, int, str
         logger.setLevel(_PY_LEVELS[(value or "").upper()] if op == OP_SET else logging.NOTSET)
 
 
-@api(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, error_response=_alter_error(IncrementalAlterConfigsResponse))
+@api(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, error_response=_incremental_alter_configs_error)
 def handle_incremental_alter_configs(ctx: RequestContext, request: IncrementalAlterConfigsRequest
-                                     ) -> IncrementalAlterConfigsResponse:
+                                     ) -> IncrementalAlterConfigsResponse | Deferred:
     validate_only = bool(request.validate_only)
     seen = [(r.resource_type, r.resource_name) for r in request.resources]
     dup_resources = {k for k in seen if seen.count(k) > 1}

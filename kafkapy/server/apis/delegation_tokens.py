@@ -17,7 +17,7 @@ Thread-safety: stateless per request (the manager serialises mutations).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import (
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from kafkapy.server.security.delegation_token_manager import DelegationTokenManager, TokenInformation
 
 DescribedToken = DescribeDelegationTokenResponse.DescribedDelegationToken
+ExpiryResponseT = TypeVar("ExpiryResponseT", RenewDelegationTokenResponse, ExpireDelegationTokenResponse)
 DescribedRenewer = DescribeDelegationTokenResponse.DescribedDelegationTokenRenewer
 
 
@@ -105,7 +106,8 @@ def handle_create_delegation_token(ctx: RequestContext, request: CreateDelegatio
         max_timestamp_ms=info.max_timestamp, token_id=info.token_id, hmac=token.hmac)
 
 
-def _change_expiry(ctx: RequestContext, response: Any, change: Callable[[DelegationTokenManager], int]) -> Any:
+def _change_expiry(ctx: RequestContext, response: type[ExpiryResponseT], change: Callable[[DelegationTokenManager], int]
+                   ) -> ExpiryResponseT:
     """Renew and expire answer alike: the new expiry, or the error with expiry -1."""
     from kafkapy.server.security.delegation_token_manager import ERROR_TIMESTAMP
 

@@ -10,7 +10,7 @@ Thread-safety: the FinalizedFeatureCache is made once under a lock and is thread
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.common.acl import AclOperation, ResourceType
 from kafkapy.common.errors import ErrorCode
@@ -32,7 +32,7 @@ def _top_level(code: int, message: str | None = None) -> UpdateFeaturesResponse:
     return UpdateFeaturesResponse(throttle_time_ms=0, error_code=code, error_message=message, results=[])
 
 
-def _error_response(request: Any, version: int, code: int) -> UpdateFeaturesResponse:
+def _error_response(request: UpdateFeaturesRequest, version: int, code: int) -> UpdateFeaturesResponse:
     return _top_level(code)
 
 

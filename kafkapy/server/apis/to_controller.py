@@ -9,7 +9,7 @@ Thread-safety: handlers only enqueue on the controller and answer from the topic
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkapy.cluster.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
 from kafkapy.common.acl import AclOperation, ResourceType
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
 
 # -- ControlledShutdown -----------------------------------------------------------------------------------------
 
-def _controlled_shutdown_error(request: Any, version: int, code: int) -> ControlledShutdownResponse:
+def _controlled_shutdown_error(request: ControlledShutdownRequest, version: int, code: int) -> ControlledShutdownResponse:
     return ControlledShutdownResponse(error_code=code)
 
 
-def _alter_partition_error(request: Any, version: int, code: int) -> AlterPartitionResponse:
+def _alter_partition_error(request: AlterPartitionRequest, version: int, code: int) -> AlterPartitionResponse:
     return AlterPartitionResponse(error_code=code)
 
 
