@@ -3,6 +3,7 @@ spec default) at every version, and the generator's --check fails on a stale ann
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -120,3 +121,31 @@ def test_check_fails_on_a_stale_annotation_or_field_list(tmp_path: Path, generat
         "kafkapy/protocol/messages/fetch.py", "kafkapy/protocol/messages/produce.py",
         "kafkapy/protocol/messages/old_api.py (stale)",
     ]
+
+
+def test_mypy_checks_attribute_access_on_messages(tmp_path: Path) -> None:
+    pytest.importorskip("mypy")
+    snippet = tmp_path / "uses_messages.py"
+    snippet.write_text(
+        "from kafkapy.protocol.messages import ProduceResponse\n"
+        "resp = ProduceResponse.decode(b'', 9)\n"
+        "p = resp.responses[0].partition_responses[0]\n"
+        "start: int = p.log_start_offset\n"
+        "p.log_start_ofset\n"
+        "name: int = resp.responses[0].name\n"
+        "ProduceResponse(throttle_time_ms='0')\n"
+        "leader: int = p.current_leader.leader_id\n"
+    )
+    r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
+                        "--cache-dir", str(tmp_path / "mypy-cache"), "--no-error-summary", "--hide-error-context",
+                        "--no-pretty", str(snippet)],
+                       capture_output=True, text=True, timeout=240, cwd=REPO)
+    # line -> message: the typo, the wrong type read from a str field, a wrong constructor argument; the
+    # correct reads (lines 4 and 8, a field of a version-dependent tagged struct included) pass
+    errors = {int(line.split(":")[1]): line.split(": error: ")[1] for line in r.stdout.splitlines()
+              if ": error: " in line}
+    assert errors == {
+        5: '"PartitionProduceResponse" has no attribute "log_start_ofset"; maybe "log_start_offset"?  [attr-defined]',
+        6: 'Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]',
+        7: 'Argument "throttle_time_ms" to "ProduceResponse" has incompatible type "str"; expected "int"  [arg-type]',
+    }, r.stdout + r.stderr
