@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkapy.client.admin_api import AdminApi, ReplicaLogDirsApi
 from kafkapy.common.topic_partition import TopicPartition
@@ -37,6 +37,10 @@ from kafkapy.tools.reassign_json import (
     tp_sort_key,
 )
 from kafkapy.tools.tool_support import java_hash_order, java_string_hash, topic_partition_hash
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin_types import PartitionReassignment, TopicDescription, TopicPartitionInfo
+    from kafkapy.common.replica_assignment import BrokerMetadata
 
 BROKER_LEVEL_THROTTLES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
                           "replica.alter.log.dirs.io.max.bytes.per.second")
@@ -56,7 +60,7 @@ def _unknown_topic(message: str) -> Exception:
     return UnknownTopicOrPartitionError(message)
 
 
-def _describe_topics(admin: AdminApi, topics: Iterable[str]) -> dict[str, Any]:
+def _describe_topics(admin: AdminApi, topics: Iterable[str]) -> dict[str, TopicDescription]:
     """Descriptions of `topics`; the first missing one (in Java HashMap order) fails as Kafka's does."""
     from kafkapy.common.errors import UnknownTopicOrPartitionError
 
@@ -75,7 +79,7 @@ def _describe_topics(admin: AdminApi, topics: Iterable[str]) -> dict[str, Any]:
     return out
 
 
-def _replicas_of(info: Any) -> list[int]:
+def _replicas_of(info: TopicPartitionInfo) -> list[int]:
     return list(info.replica_ids) if info.replica_ids else [n.node_id for n in info.replicas]
 
 
@@ -104,7 +108,7 @@ def get_replica_assignment_for_partitions(admin: AdminApi, partitions: Iterable[
     return res
 
 
-def get_broker_metadata(admin: AdminApi, brokers: list[int], enable_rack_awareness: bool) -> list[Any]:
+def get_broker_metadata(admin: AdminApi, brokers: list[int], enable_rack_awareness: bool) -> list[BrokerMetadata]:
     """The listed brokers the cluster knows (unknown ids are dropped, as Kafka does), sorted by id."""
     from kafkapy.common.replica_assignment import BrokerMetadata
 
@@ -118,7 +122,7 @@ def get_broker_metadata(admin: AdminApi, brokers: list[int], enable_rack_awarene
     return results
 
 
-def calculate_assignment(current: Assignment, brokers: list[Any], rng: random.Random | None = None) -> Assignment:
+def calculate_assignment(current: Assignment, brokers: list[BrokerMetadata], rng: random.Random | None = None) -> Assignment:
     """Kafka's calculateAssignment: per topic, AdminUtils placement of as many partitions as the topic has,
     with the replication factor of its first partition (in HashMap order)."""
     from kafkapy.common.errors import KafkaError
@@ -272,7 +276,7 @@ class PartitionMove(NamedTuple):
     destinations: set[int]
 
 
-def calculate_proposed_move_map(current_reassignments: Mapping[TopicPartition, Any], proposed: Assignment,
+def calculate_proposed_move_map(current_reassignments: Mapping[TopicPartition, PartitionReassignment], proposed: Assignment,
                                 current: Assignment) -> dict[str, dict[int, PartitionMove]]:
     moves: dict[str, dict[int, PartitionMove]] = {}
     for tp, r in current_reassignments.items():
@@ -312,7 +316,7 @@ def _verify_broker_ids(admin: AdminApi, brokers: Iterable[int]) -> None:
             raise ReassignError(f"Unknown broker id {broker}")
 
 
-def _raise_reassignment_errors(results: Mapping[TopicPartition, Any], cancelling: bool = False) -> None:
+def _raise_reassignment_errors(results: Mapping[TopicPartition, Exception | None], cancelling: bool = False) -> None:
     """Kafka's TerseExceptions for per-partition AlterPartitionReassignments failures."""
     from kafkapy.tools.tool_support import error_message
 
@@ -524,7 +528,7 @@ def cancel_assignment(admin: AdminApi, reassignment_json: str, preserve_throttle
     return result
 
 
-def list_reassignments(admin: AdminApi) -> dict[TopicPartition, Any]:
+def list_reassignments(admin: AdminApi) -> dict[TopicPartition, PartitionReassignment]:
     """Ongoing reassignments (PartitionReassignment per partition), sorted by topic then partition."""
     ongoing = admin.list_partition_reassignments()
     return {tp: ongoing[tp] for tp in sorted(ongoing, key=tp_sort_key)}
