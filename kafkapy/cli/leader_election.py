@@ -14,9 +14,14 @@ Thread-safety: one run per call, main thread.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.cli.command import ToolError, ToolParser, UsageError, run
+
+if TYPE_CHECKING:
+    from kafkapy.client.admin import AdminClient
+    from kafkapy.common.topic_partition import TopicPartition
 
 DESCRIPTION = ("This tool attempts to elect a new leader for a set of topic partitions. The type of elections "
                "supported are preferred replicas and unclean replicas.")
@@ -147,7 +152,7 @@ def render(result: Any, out: Any, *, succeeded_line: Any = None, noop_line: Any 
     return 0
 
 
-def run_election(admin_factory: Any, election_type: str, partitions: Any, out: Any, **render_kwargs: Any) -> int:
+def run_election(admin_factory: Callable[[], AdminClient], election_type: str, partitions: list[TopicPartition] | None, out: Any, **render_kwargs: Any) -> int:
     """One election through a fresh AdminClient; Kafka's special cases for timeouts and authorization."""
     from kafkapy.common.errors import ClusterAuthorizationFailedError, KafkaError, RequestTimedOutError
     from kafkapy.tools import leader_election as le
