@@ -306,7 +306,7 @@ def load_config(args) -> KafkaConfig:
         raise ToolError(str(e) or type(e).__name__) from e
 
 
-def _write_records(config, server, config_path: str | None, log_dirs: list[str]) -> list[str]:
+def _write_records(config: KafkaConfig, server: Any, config_path: str | None, log_dirs: list[str]) -> list[str]:
     written: list[str] = []
     pid = os.getpid()
     if log_dirs:
@@ -327,8 +327,8 @@ def _write_records(config, server, config_path: str | None, log_dirs: list[str])
             port = None
         record = {
             "pid": pid,
-            "nodeId": getattr(config, "broker_id", None),
-            "processRoles": list(_config_get(config, "process.roles") or []),
+            "nodeId": config.broker_id,
+            "processRoles": list(config.get("process.roles") or []),
             "config": os.path.abspath(config_path) if config_path else None,
             "logDirs": log_dirs,
             "boundPort": port,
@@ -342,11 +342,6 @@ def _write_records(config, server, config_path: str | None, log_dirs: list[str])
     except OSError as e:
         logging.getLogger(SERVER_LOGGER).warning("Could not write %s: %s", _record_path(pid), e)
     return written
-
-
-def _config_get(config, key: str):
-    getter = getattr(config, "get", None)
-    return getter(key) if callable(getter) else None
 
 
 def _remove_records(paths: list[str]) -> None:
@@ -521,7 +516,7 @@ def _serve_logged(config: KafkaConfig, args) -> int:
     if args.config is None:
         logging.getLogger(SERVER_LOGGER).info(
             "No server.properties given: using embedded defaults (listeners=%s, log.dirs=%s)",
-            _config_get(config, "listeners"),
+            config.get("listeners"),
             ",".join(config.log_dirs),
         )
     return serve(config, args)

@@ -72,7 +72,7 @@ API_VERSIONS_KEY = 18
 SASL_HANDSHAKE_KEY = 17
 SASL_AUTHENTICATE_KEY = 36
 CLIENT_SOFTWARE_NAME = "kafkapy"
-CLIENT_SOFTWARE_VERSION = getattr(kafkapy, "__version__", "0.1.0")
+CLIENT_SOFTWARE_VERSION = kafkapy.__version__
 MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 _RECV_CHUNK = 256 * 1024
 # Broker addresses that sent a bad frame on an established connection (warned about once per process).

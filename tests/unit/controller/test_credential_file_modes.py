@@ -5,6 +5,7 @@ password) is 0600. (A SCRAM credential stored through a real broker: tests/integ
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
@@ -59,6 +60,7 @@ def test_existing_loose_file_is_tightened_on_start(tmp_path, caplog):
 
 def test_run_record_is_0600(tmp_path, monkeypatch, loose_umask):
     from kafkapy.cli import server as srv
+    from kafkapy.server.kafka_config import KafkaConfig
 
     monkeypatch.setenv("KAFKAPY_RUN_DIR", str(tmp_path / "run"))
 
@@ -66,5 +68,8 @@ def test_run_record_is_0600(tmp_path, monkeypatch, loose_umask):
         def bound_port(self, listener_name=None) -> int:
             return 9092
 
-    written = srv._write_records(object(), Bound(), None, [])
+    config = KafkaConfig.from_properties(None, {"log.dirs": str(tmp_path / "data"), "broker.id": "3", "node.id": "3"})
+    written = srv._write_records(config, Bound(), None, [])
     assert written and all(mode(p) == 0o600 for p in written)
+    record = json.loads(open(written[-1]).read())
+    assert (record["nodeId"], record["processRoles"], record["boundPort"]) == (3, [], 9092)
