@@ -69,7 +69,7 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchResponse | 
     services = ctx.server
     version = ctx.api_version
     use_ids = version >= 13
-    names_by_id = services.metadata_cache.snapshot().topic_names if use_ids else None
+    names_by_id = services.metadata_cache.snapshot().topic_names if use_ids else {}  # read only when use_ids
     # (topic name or None, topic id, [(partition, info or error)]) in request order.
     layout: list[tuple[str | None, Any, list[tuple[int, TopicPartition | None]]]] = []
     partitions: dict[TopicPartition, FetchPartitionInfo] = {}
@@ -85,7 +85,7 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchResponse | 
     denied: dict[TopicPartition, FetchPartitionData] = {}
     for t in request.topics:
         if use_ids:
-            name = names_by_id.get(t.topic_id)  # type: ignore[union-attr]
+            name = names_by_id.get(t.topic_id)
         else:
             name = t.topic
         authorized = name is not None and follower_authorized and (
@@ -109,7 +109,7 @@ def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchResponse | 
     if version >= 7:
         forgotten: list[TopicPartition] = []
         for f in request.forgotten_topics_data:
-            fname = names_by_id.get(f.topic_id) if use_ids else f.topic  # type: ignore[union-attr]
+            fname = names_by_id.get(f.topic_id) if use_ids else f.topic
             if fname is not None:
                 forgotten.extend(TopicPartition(fname, p) for p in f.partitions)
         fctx = fetch_manager.new_context(request.session_id, request.session_epoch, partitions, forgotten,
