@@ -76,6 +76,13 @@ class ResponseSink(Protocol):
     def enqueue_response(self, response: Response) -> None: ...
 
 
+class _ThreadState(threading.local):
+    """Per-thread facts of a RequestChannel; the class attributes are each thread's starting values."""
+
+    receiver = False  # the thread takes requests from this channel (a request handler)
+    waiter: threading.Lock | None = None  # its park lock, made on its first wait
+
+
 class RequestChannel:
     def __init__(self, queue_size: int) -> None:
         if queue_size < 1:
@@ -93,7 +100,7 @@ class RequestChannel:
         self._parked: list[threading.Lock] = []
         self._interrupts = 0
         self._processors: dict[int, ResponseSink] = {}
-        self._local = threading.local()
+        self._local = _ThreadState()
 
     # -- processors -----------------------------------------------------------------------------
 
@@ -169,11 +176,11 @@ class RequestChannel:
 
     def in_receiver_thread(self) -> bool:
         """Whether the calling thread takes requests from this channel (a request handler)."""
-        return getattr(self._local, "receiver", False)
+        return self._local.receiver
 
     def _waiter(self) -> threading.Lock:
         """This thread's park lock, held (so acquiring it again blocks until a release)."""
-        waiter = getattr(self._local, "waiter", None)
+        waiter = self._local.waiter
         if waiter is None:
             waiter = self._local.waiter = threading.Lock()
             waiter.acquire()
