@@ -212,9 +212,8 @@ class HistogramSet:
             weight = math.exp(ALPHA * (now // 1_000_000_000 - self._start_s))
             heap = self._heap
             floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else 0.0
-            priorities = _top_priorities(n, weight, floor, self._random)
+            priorities, picked = draw(n, weight, floor, RESERVOIR_SIZE, self._random)
             if priorities:
-                picked = random.sample(range(n), len(priorities))
                 for p, values in zip(priorities, rows_at(picked), strict=True):
                     if len(heap) < RESERVOIR_SIZE:
                         heapq.heappush(heap, (p, values))
@@ -248,6 +247,23 @@ def _top_priorities(n: int, weight: float, floor: float, rnd: Callable[[], float
             break
         out.append(weight / (u or 1e-300))
     return out
+
+
+def _draw_py(n: int, weight: float, floor: float, size: int,
+             rnd: Callable[[], float]) -> tuple[list[float], list[int]]:
+    """The batch draw: the priorities that can enter (_top_priorities; `size` is RESERVOIR_SIZE) and a distinct
+    event index for each, picked uniformly."""
+    priorities = _top_priorities(n, weight, floor, rnd)
+    return priorities, random.sample(range(n), len(priorities))
+
+
+try:  # the compiled draw (kafkapy/metrics/_reservoir.c: the same priorities from the same rnd), when built
+    from kafkapy.metrics._reservoir import draw as _compiled_draw
+except ImportError:  # pragma: no cover - _draw_py is the reference and the fallback
+    _compiled_draw = None  # type: ignore[assignment]
+
+draw: Callable[[int, float, float, int, Callable[[], float]], tuple[list[float], list[int]]] = (
+    _compiled_draw if _compiled_draw is not None else _draw_py)
 
 
 class Timer:

@@ -117,3 +117,33 @@ def test_batch_reservoir_keeps_a_uniform_sample_of_one_batch() -> None:
     assert 40_000 < hs.members[0].percentile(0.5) < 60_000  # a uniform sample's median (sd ~1,500)
     attrs = hs.members[0].attributes()
     assert (attrs["Count"], attrs["Min"], attrs["Max"], attrs["Mean"]) == (100_000, 0.0, 99_999.0, 49_999.5)
+
+
+def test_compiled_draw_gives_the_same_priorities_and_uniform_distinct_events() -> None:
+    """kafkapy/metrics/_reservoir.c draws the priorities _top_priorities draws from the same uniforms, and picks
+    distinct event indices uniformly (both the rejection and the shuffle branch)."""
+    from kafkapy.metrics import histogram
+
+    assert histogram._compiled_draw is not None and histogram.draw is histogram._compiled_draw
+    for n, weight, floor in ((100_000, 1.0, 0.0), (10, 1.0, 0.0), (100_000, 1.3, 200.0), (1_500, 2.0, 0.0)):
+        priorities, picked = histogram._compiled_draw(n, weight, floor, RESERVOIR_SIZE, random.Random(5).random)
+        assert priorities == _top_priorities(n, weight, floor, random.Random(5).random)
+        assert len(set(picked)) == len(picked) == len(priorities) and all(0 <= i < n for i in picked)
+    rnd = random.Random(3).random
+    for n, floor, rounds in ((10, 0.0, 2_000), (5_000, 4_000.0, 400)):  # all 10 picked; about 1 in 4,000
+        hits = [0] * n
+        for _ in range(rounds):
+            for i in histogram._compiled_draw(n, 1.0, floor, RESERVOIR_SIZE, rnd)[1]:
+                hits[i] += 1
+        if n == 10:
+            assert hits == [rounds] * 10
+        else:  # ~1.25 picks per round over 5,000 events: each half of the range gets about half
+            assert 0.4 < sum(hits[:2_500]) / sum(hits) < 0.6
+    for n, expected in ((10, 900), (5, 1_800)):  # 3 of n: rejection (n > 2k) and shuffle (n <= 2k) (sd < 30)
+        picks = [0] * n
+        for _ in range(3_000):
+            p, idx = histogram._compiled_draw(n, 1.0, 0.0, 3, rnd)
+            assert len(p) == 3 and len(set(idx)) == 3
+            for i in idx:
+                picks[i] += 1
+        assert all(abs(c - expected) < 150 for c in picks), picks

@@ -1,0 +1,3 @@
+from collections.abc import Callable
+
+def draw(n: int, weight: float, floor: float, size: int, rnd: Callable[[], float], /) -> tuple[list[float], list[int]]: ...
