@@ -1,5 +1,5 @@
 """Figures for the kafkapy Spark data source (not a test): read and write rows/s in local[2], before and
-after (the former paths stay selectable: kafkapy.reader=per-task, kafkapy.writer=per-record), with
+after (the former paths stay selectable: kafkapy.reader=per-task or kernels, kafkapy.writer=per-record), with
 confluent-kafka's producer as the reference line, and the wall time of `kafkapy spark-submit` for the
 clickstream batch example.
 
@@ -9,7 +9,10 @@ A kafkapy broker runs as a subprocess on 127.0.0.1 (bench_rebalance.start_broker
 - produce (reference): confluent-kafka (librdkafka) producing the input, rows/s of its produce+flush;
 - read: 1 M 100-byte records (4 partitions) read with format("kafkapy") into a grouped count
   (`groupBy("partition").count()`), rows/s = records / query seconds (the SparkSession is started before
-  timing; best and all rounds printed), before (per-task) and after (pipelined, worker connection);
+  timing; best and all rounds printed), before (per-task: a connection per task, one fetch at a time, Python
+  walk), before (kernels: pipelined on the worker's connection, the record walker's positions turned into
+  columns by Arrow kernels) and after (pipelined, columns built in one compiled pass: spark/_arrow_columns.c);
+  CPU is the least of the rounds, so its figure is read apart from the machine's load;
 - write: 1 M rows (`spark.range` -> key string, 100-byte value) written with format("kafkapy"),
   rows/s = rows / save seconds (acks=1, uncompressed, linger.ms=5), before (per-record) and after (batch),
   and after with kafka.compression.type=lz4;
@@ -218,10 +221,12 @@ def main(argv: list[str]) -> int:
         def report(kind: str, label: str, what: str, walls: list[float], cpus: list[float]) -> None:
             print(f"{kind} {label} ({what}), local[2]: best {a.records / min(walls):,.0f} rows/s (rounds: "
                   f"{', '.join(f'{a.records / s:,.0f}' for s in walls)}); CPU (Spark JVM + Python workers + broker) "
-                  f"{min(cpus):.1f} s = {a.records / (min(cpus) / 2):,.0f} rows/s on 2 otherwise idle cores")
+                  f"{min(cpus):.2f} s ({min(cpus) / a.records * 1e6:.2f} s per 1 M rows; rounds: "
+                  f"{', '.join(f'{c:.2f}' for c in cpus)}) = {a.records / (min(cpus) / 2):,.0f} rows/s on 2 "
+                  "otherwise idle cores")
 
         # Rounds alternate between the paths, so load from other processes weighs on both alike.
-        readers = () if "read" in skip else (("before", "per-task"), ("after ", "pipelined"))
+        readers = () if "read" in skip else (("before", "per-task"), ("before", "kernels"), ("after ", "pipelined"))
         read_times: dict[str, tuple[list[float], list[float]]] = {r: ([], []) for _, r in readers}
         for _ in range(a.rounds):
             for _label, reader in readers:
@@ -234,6 +239,7 @@ def main(argv: list[str]) -> int:
                 read_times[reader][1].append(cpu)
         for label, reader in readers:
             report("read ", label, f"{reader}, {a.records} rows into a grouped count", *read_times[reader])
+        print(f"load average after the reads: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
         out = spark.range(a.records).selectExpr("CAST(id % 1000 AS STRING) AS key",
                                                 f"repeat('x', {a.value_bytes}) AS value")

@@ -7,7 +7,8 @@ Python objects. The connection is the Python worker's (one NetworkClient per dis
 set, kept across tasks since Spark reuses its Python workers), and the next Fetch is sent as soon as a
 response's batches are located, so the broker reads and sends the next range while this one is
 decoded. `kafkapy.reader=per-task` selects the former path (a connection per task, one fetch at a
-time), kept for the benchmark's before/after.
+time), `kafkapy.reader=kernels` the pipelined path with the Arrow-kernel column build (record_columns),
+both kept for the benchmark's before/after.
 Control batches are skipped; with kafka.isolation.level=read_committed, batches of aborted
 transactions are too (Java's Fetcher rule). OFFSET_OUT_OF_RANGE means data loss: with failOnDataLoss
 the task fails with Spark's wording, otherwise it continues from the earliest offset still in the log.
@@ -37,6 +38,7 @@ from kafkapy.spark.errors import KafkaDataLossError
 log = logging.getLogger(__name__)
 
 PER_TASK = "per-task"  # kafkapy.reader: the former path (a connection per task, one fetch at a time)
+KERNELS = "kernels"  # kafkapy.reader: pipelined, columns built by Arrow kernels rather than the compiled build
 _clients: dict[tuple, NetworkClient] = {}
 _clients_lock = threading.Lock()
 
@@ -151,7 +153,8 @@ def read_range(
                 from kafkapy.client.errors import error_from_code
 
                 raise error_from_code(p.error_code, f"partition {tp}")
-            cols = RecordColumns(tp.topic, tp.partition, spec.include_headers, arrow_schema, walker=pipelined)
+            cols = RecordColumns(tp.topic, tp.partition, spec.include_headers, arrow_schema, walker=pipelined,
+                                 compiled=spec.reader != KERNELS)
             next_offset = _collect(cols, p, offset, read_committed, bool(config["check.crcs"]), tp)
             if next_offset > offset:
                 deadline = time.monotonic() + spec.poll_timeout_ms / 1000

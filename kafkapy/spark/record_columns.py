@@ -160,9 +160,10 @@ class RecordColumns:
     """Records of one topic-partition, accumulated batch by batch, built into one Arrow RecordBatch."""
 
     def __init__(self, topic: str, partition: int, include_headers: bool, arrow_schema: pa.Schema,
-                 walker: bool = True) -> None:
+                 walker: bool = True, compiled: bool = True) -> None:
         self.topic = topic
         self.walker = walker
+        self.compiled = compiled  # the compiled column build where it applies (built, no headers)
         self._walk_cols: array[int] = array("q")  # every walked record's RecordWalk columns (COLUMNS int64 each)
         self._walked = 0
         # per batch (walker path): record count, base offset, base timestamp, LogAppendTime, max timestamp
@@ -314,7 +315,7 @@ class RecordColumns:
         return out
 
     def _build_walked(self, n: int, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
-        if _compiled_columns is not None and use_compiled and not self.include_headers:
+        if _compiled_columns is not None and use_compiled and self.compiled and not self.include_headers:
             return self._build_compiled(start_offset, end_offset)
         f = self.walked_fields()
         columns = {k: f[k] for k in ("key", "value", "offset", "timestamp", "timestampType")}

@@ -1,6 +1,7 @@
 """spark/partition_reader without a Spark session: the pipelined read (worker connection, next Fetch in
-flight, shared record walker) returns exactly what the former per-task read returns, and exactly what
-confluent-kafka produced; consecutive tasks in one worker reuse one client and its connection."""
+flight, shared record walker, compiled column build) returns exactly what the former per-task read and the
+Arrow-kernel build (kafkapy.reader=kernels) return, and exactly what confluent-kafka produced; consecutive
+tasks in one worker reuse one client and its connection."""
 
 from __future__ import annotations
 
@@ -22,13 +23,18 @@ def test_pipelined_read_equals_the_former_read_and_reuses_the_connection(kafkapy
     tp = TopicPartition(topic, 0)
     kafka = {"bootstrap.servers": bootstrap, "max.partition.fetch.bytes": "65536"}  # many fetches
     tables = {}
-    for reader in ("per-task", "pipelined"):
+    for reader in ("per-task", "kernels", "pipelined"):
         for headers in (False, True):
             schema = arrow_schema(struct_type(headers))
             spec = RangeRead(kafka, headers, True, 30000, reader)
             tables[(reader, headers)] = pa.Table.from_batches(list(read_range(spec, tp, 150, 19850, schema)), schema)
     for headers in (False, True):
         assert tables[("per-task", headers)].equals(tables[("pipelined", headers)])
+        assert tables[("kernels", headers)].equals(tables[("pipelined", headers)])
+    t = tables[("pipelined", False)]
+    assert t.column("offset").to_pylist() == list(range(150, 19850))
+    assert t.column("value").to_pylist() == [m["value"] for m in msgs[150:19850]]
+    assert t.column("key").to_pylist() == [m["key"] for m in msgs[150:19850]]
     t = tables[("pipelined", True)]
     assert t.column("offset").to_pylist() == list(range(150, 19850))
     assert t.column("value").to_pylist() == [m["value"] for m in msgs[150:19850]]
