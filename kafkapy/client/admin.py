@@ -281,7 +281,7 @@ class AdminClient:
                 validate_only=validate_only,
             )
 
-        def handle(resp: Any) -> dict[str, KafkaError | None]:
+        def handle(resp: M.CreatePartitionsResponse) -> dict[str, KafkaError | None]:
             out = {}
             for r in resp.results:
                 if r.error_code == ErrorCode.NOT_CONTROLLER:
@@ -395,7 +395,8 @@ class AdminClient:
         return out
 
     @staticmethod
-    def _handle_alter_configs(resp: Any) -> dict[ConfigResource, KafkaError | None]:
+    def _handle_alter_configs(resp: M.AlterConfigsResponse | M.IncrementalAlterConfigsResponse
+                              ) -> dict[ConfigResource, KafkaError | None]:
         return {
             ConfigResource(ConfigResourceType(r.resource_type), r.resource_name): error_or_none(r.error_code, r.error_message)
             for r in resp.responses
@@ -450,7 +451,7 @@ class AdminClient:
             def build(version: int) -> Any:
                 return M.DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=1)
 
-            def handle(resp: Any) -> ClusterDescription:
+            def handle(resp: M.DescribeClusterResponse) -> ClusterDescription:
                 if resp.error_code:
                     raise error_from_code(resp.error_code, resp.error_message)
                 nodes = [Node(b.broker_id, b.host, b.port, b.rack) for b in resp.brokers]

@@ -49,7 +49,7 @@ def create_acls(calls: AdminCalls, bindings: Iterable[AclBinding], timeout_ms: f
             resource_pattern_type=b.pattern.pattern_type, principal=b.entry.principal, host=b.entry.host,
             operation=b.entry.operation, permission_type=b.entry.permission_type) for b in items])
 
-    def handle(resp: Any) -> dict[AclBinding, KafkaError | None]:
+    def handle(resp: M.CreateAclsResponse) -> dict[AclBinding, KafkaError | None]:
         return {b: error_or_none(r.error_code, r.error_message) for b, r in zip(items, resp.results, strict=False)}
 
     return calls.call(None, build, CREATE_ACLS, timeout_ms, handle, "createAcls")
@@ -62,7 +62,7 @@ def describe_acls(calls: AdminCalls, flt: AclBindingFilter, timeout_ms: float | 
             pattern_type_filter=flt.pattern_type, principal_filter=flt.principal, host_filter=flt.host,
             operation=flt.operation, permission_type=flt.permission_type)
 
-    def handle(resp: Any) -> list[AclBinding]:
+    def handle(resp: M.DescribeAclsResponse) -> list[AclBinding]:
         if resp.error_code:
             raise error_from_code(resp.error_code, resp.error_message)
         return [_binding(r.resource_type, r.resource_name, r.pattern_type, a) for r in resp.resources for a in r.acls]
@@ -81,7 +81,7 @@ def delete_acls(calls: AdminCalls, filters: Iterable[AclBindingFilter], timeout_
             principal_filter=f.principal, host_filter=f.host, operation=f.operation,
             permission_type=f.permission_type) for f in items])
 
-    def handle(resp: Any) -> dict[AclBindingFilter, list[AclBinding] | KafkaError]:
+    def handle(resp: M.DeleteAclsResponse) -> dict[AclBindingFilter, list[AclBinding] | KafkaError]:
         out: dict[AclBindingFilter, list[AclBinding] | KafkaError] = {}
         for f, r in zip(items, resp.filter_results, strict=False):
             if r.error_code:

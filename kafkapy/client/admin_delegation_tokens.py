@@ -59,7 +59,7 @@ def create_delegation_token(calls: AdminCalls, renewers: Iterable[KafkaPrincipal
                  renewers=[R.CreatableRenewers(principal_type=r.principal_type, principal_name=r.name)
                            for r in renewer_list], max_lifetime_ms=max_lifetime_ms)
 
-    def handle(resp: Any) -> DelegationToken:
+    def handle(resp: M.CreateDelegationTokenResponse) -> DelegationToken:
         _raise(resp.error_code)
         token_owner = KafkaPrincipal(resp.principal_type, resp.principal_name)
         requester = (KafkaPrincipal(resp.token_requester_principal_type, resp.token_requester_principal_name)
@@ -75,7 +75,7 @@ def renew_delegation_token(calls: AdminCalls, hmac: bytes, renew_period_ms: int 
     def build(version: int) -> Any:
         return M.RenewDelegationTokenRequest(hmac=hmac, renew_period_ms=renew_period_ms)
 
-    def handle(resp: Any) -> int:
+    def handle(resp: M.RenewDelegationTokenResponse) -> int:
         _raise(resp.error_code)
         return int(resp.expiry_timestamp_ms)
 
@@ -87,7 +87,7 @@ def expire_delegation_token(calls: AdminCalls, hmac: bytes, expiry_period_ms: in
     def build(version: int) -> Any:
         return M.ExpireDelegationTokenRequest(hmac=hmac, expiry_time_period_ms=expiry_period_ms)
 
-    def handle(resp: Any) -> int:
+    def handle(resp: M.ExpireDelegationTokenResponse) -> int:
         _raise(resp.error_code)
         return int(resp.expiry_timestamp_ms)
 
@@ -104,7 +104,7 @@ def describe_delegation_token(calls: AdminCalls, owners: Iterable[KafkaPrincipal
         return R(owners=[R.DescribeDelegationTokenOwner(principal_type=o.principal_type, principal_name=o.name)
                          for o in owner_list] or None)
 
-    def handle(resp: Any) -> list[DelegationToken]:
+    def handle(resp: M.DescribeDelegationTokenResponse) -> list[DelegationToken]:
         _raise(resp.error_code)
         out = []
         for t in resp.tokens:

@@ -53,7 +53,7 @@ def describe_features(calls: AdminCalls, timeout_ms: float | None = None) -> Fea
     def build(version: int) -> Any:
         return M.ApiVersionsRequest(client_software_name="kafkapy", client_software_version="1")
 
-    def handle(resp: Any) -> FeatureMetadata:
+    def handle(resp: M.ApiVersionsResponse) -> FeatureMetadata:
         if resp.error_code:
             raise error_from_code(resp.error_code)
         finalized = {f.name: FinalizedVersionRange(f.min_version_level, f.max_version_level)
@@ -88,7 +88,7 @@ def update_features(calls: AdminCalls, updates: Mapping[str, FeatureUpdate], val
             raise error_from_code(35, "UpdateFeatures v0 has no validateOnly")
         return R(timeout_ms=int(timeout), feature_updates=keys, validate_only=validate_only)
 
-    def handle(resp: Any) -> dict[str, KafkaError | None]:
+    def handle(resp: M.UpdateFeaturesResponse) -> dict[str, KafkaError | None]:
         if resp.error_code:
             raise error_from_code(resp.error_code, resp.error_message)
         out: dict[str, KafkaError | None] = {r.feature: error_or_none(r.error_code, r.error_message)

@@ -234,7 +234,7 @@ def list_consumer_group_offsets(calls: AdminCalls, group_id: str, partitions: It
     tps = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
     build = offset_fetch_builder(group_id, tps, require_stable)
 
-    def handle(resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None]:
+    def handle(resp: M.OffsetFetchResponse) -> dict[TopicPartition, OffsetAndMetadata | None]:
         result = parse_offset_fetch(resp)
         _check_group_error(result.error_code)
         for tp, code in result.partition_errors.items():
@@ -251,7 +251,7 @@ def alter_consumer_group_offsets(calls: AdminCalls, group_id: str, offsets: Mapp
     items = {TopicPartition(*tp): to_offset_and_metadata(v) for tp, v in offsets.items()}
     build = offset_commit_builder(group_id, -1, "", None, items)
 
-    def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+    def handle(resp: M.OffsetCommitResponse) -> dict[TopicPartition, KafkaError | None]:
         out: dict[TopicPartition, KafkaError | None] = {}
         for t in resp.topics:
             for p in t.partitions:
@@ -281,7 +281,7 @@ def delete_consumer_group_offsets(calls: AdminCalls, group_id: str, partitions: 
         return R(group_id=group_id, topics=[R.OffsetDeleteRequestTopic(name=t, partitions=[
             R.OffsetDeleteRequestPartition(partition_index=p) for p in ps]) for t, ps in by_topic.items()])
 
-    def handle(resp: Any) -> DeleteGroupOffsetsResult:
+    def handle(resp: M.OffsetDeleteResponse) -> DeleteGroupOffsetsResult:
         if resp.error_code in _COORDINATOR_MOVED or resp.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             raise error_from_code(resp.error_code)
         parts = {TopicPartition(t.name, p.partition_index): error_or_none(p.error_code)
@@ -297,7 +297,7 @@ def delete_consumer_groups(calls: AdminCalls, group_ids: Iterable[str], timeout_
         def build(version: int, group_id: str = group_id) -> Any:
             return M.DeleteGroupsRequest(groups_names=[group_id])
 
-        def handle(resp: Any) -> KafkaError | None:
+        def handle(resp: M.DeleteGroupsResponse) -> KafkaError | None:
             r = resp.results[0]
             if r.error_code in _COORDINATOR_MOVED or r.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                 raise error_from_code(r.error_code)
@@ -326,7 +326,7 @@ def remove_members_from_consumer_group(calls: AdminCalls, group_id: str, members
             R.MemberIdentity(member_id=mid, group_instance_id=gid, reason="member was removed by an admin")
             for mid, gid in identities])
 
-    def handle(resp: Any) -> dict[str, KafkaError | None]:
+    def handle(resp: M.LeaveGroupResponse) -> dict[str, KafkaError | None]:
         if resp.error_code in _COORDINATOR_MOVED or resp.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             raise error_from_code(resp.error_code)
         _check_group_error(resp.error_code)

@@ -162,7 +162,7 @@ def describe_client_quotas(
         return R(components=[R.ComponentData(entity_type=c.entity_type, match_type=c.match_type, match=c.match)
                              for c in comps], strict=strict)
 
-    def handle(resp: Any) -> dict[ClientQuotaEntity, dict[str, float]]:
+    def handle(resp: M.DescribeClientQuotasResponse) -> dict[ClientQuotaEntity, dict[str, float]]:
         if resp.error_code:
             raise error_from_code(resp.error_code, resp.error_message)
         return {
@@ -187,7 +187,7 @@ def alter_client_quotas(
             ops=[R.OpData(key=k, value=0.0 if v is None else float(v), remove=v is None) for k, v in a.ops.items()],
         ) for a in alts], validate_only=validate_only)
 
-    def handle(resp: Any) -> dict[ClientQuotaEntity, KafkaError | None]:
+    def handle(resp: M.AlterClientQuotasResponse) -> dict[ClientQuotaEntity, KafkaError | None]:
         return {
             ClientQuotaEntity.of({e.entity_type: e.entity_name for e in entry.entity}):
                 error_or_none(entry.error_code, entry.error_message)
@@ -207,7 +207,7 @@ def describe_user_scram_credentials(
         R = M.DescribeUserScramCredentialsRequest
         return R(users=[R.UserName(name=u) for u in names] if names else None)
 
-    def handle(resp: Any) -> dict[str, UserScramCredentialsDescription | KafkaError]:
+    def handle(resp: M.DescribeUserScramCredentialsResponse) -> dict[str, UserScramCredentialsDescription | KafkaError]:
         if resp.error_code:
             raise error_from_code(resp.error_code, resp.error_message)
         out: dict[str, UserScramCredentialsDescription | KafkaError] = {}
@@ -259,7 +259,7 @@ def alter_user_scram_credentials(
                 for i, a in sendable if isinstance(a, UserScramCredentialUpsertion)],
         )
 
-    def handle(resp: Any) -> dict[str, KafkaError | None]:
+    def handle(resp: M.AlterUserScramCredentialsResponse) -> dict[str, KafkaError | None]:
         return {r.user: error_or_none(r.error_code, r.error_message) for r in resp.results}
 
     if sendable:

@@ -136,7 +136,7 @@ def alter_replica_log_dirs(calls: AdminCalls, assignment: Mapping[Any, str], tim
                                                                     for t, ps in topics.items()])
                            for path, topics in dirs.items()])
 
-        def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+        def handle(resp: M.AlterReplicaLogDirsResponse) -> dict[TopicPartition, KafkaError | None]:
             return {TopicPartition(t.topic_name, p.partition_index): error_or_none(p.error_code)
                     for t in resp.results for p in t.partitions}
 
@@ -206,7 +206,7 @@ def alter_partition_reassignments(
         return R(timeout_ms=int(timeout),
                  topics=[R.ReassignableTopic(name=t, partitions=p) for t, p in by_topic.items()])
 
-    def handle(resp: Any) -> dict[TopicPartition, KafkaError | None]:
+    def handle(resp: M.AlterPartitionReassignmentsResponse) -> dict[TopicPartition, KafkaError | None]:
         if resp.error_code == ErrorCode.NOT_CONTROLLER:
             raise NotControllerError()
         if resp.error_code:
@@ -234,7 +234,7 @@ def list_partition_reassignments(
         return R(timeout_ms=int(timeout), topics=[
             R.ListPartitionReassignmentsTopics(name=t, partition_indexes=p) for t, p in by_topic.items()])
 
-    def handle(resp: Any) -> dict[TopicPartition, PartitionReassignment]:
+    def handle(resp: M.ListPartitionReassignmentsResponse) -> dict[TopicPartition, PartitionReassignment]:
         if resp.error_code == ErrorCode.NOT_CONTROLLER:
             raise NotControllerError()
         if resp.error_code:

@@ -66,7 +66,7 @@ def find_transaction_coordinator(calls: AdminCalls, transactional_id: str, timeo
             return M.FindCoordinatorRequest(key_type=TRANSACTION_KEY_TYPE, coordinator_keys=[transactional_id])
         return M.FindCoordinatorRequest(key=transactional_id, key_type=TRANSACTION_KEY_TYPE)
 
-    def handle(resp: Any) -> Node:
+    def handle(resp: M.FindCoordinatorResponse) -> Node:
         if resp.coordinators:
             c = resp.coordinators[0]
             code, message, node = c.error_code, c.error_message, Node(c.node_id, c.host, c.port)
@@ -100,7 +100,7 @@ def _describe_one(calls: AdminCalls, tid: str, timeout_ms: float | None) -> Tran
         coordinator[:] = [node.node_id]
         return node.node_id
 
-    def handle(resp: Any) -> TransactionDescription:
+    def handle(resp: M.DescribeTransactionsResponse) -> TransactionDescription:
         s = resp.transaction_states[0]
         if s.error_code:
             raise error_from_code(s.error_code, f"transactional id {tid}")
@@ -124,7 +124,7 @@ def list_transactions(calls: AdminCalls, state_filters: Iterable[str] = (), prod
         return M.ListTransactionsRequest(state_filters=states, producer_id_filters=pids,
                                          duration_filter=duration_filter_ms if version >= 1 else -1)
 
-    def handle(resp: Any) -> list[TransactionListing]:
+    def handle(resp: M.ListTransactionsResponse) -> list[TransactionListing]:
         if resp.error_code:
             raise error_from_code(resp.error_code)
         return [TransactionListing(t.transactional_id, t.producer_id, t.transaction_state)

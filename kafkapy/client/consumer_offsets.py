@@ -34,6 +34,7 @@ from kafkapy.client.subscription_state import SubscriptionState
 from kafkapy.common.errors import ErrorCode, KafkaError, RebalanceInProgressError
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol.messages import OffsetCommitResponse, OffsetFetchResponse
 
 log = logging.getLogger("kafkapy.client.consumer_coordinator")
 
@@ -105,7 +106,7 @@ class ConsumerOffsets:
         future, _ = self.coordinator.coordinator_send(build, OFFSET_COMMIT)
         return future, generation
 
-    def _commit_result(self, resp: Any, generation: Generation) -> Exception | None:
+    def _commit_result(self, resp: OffsetCommitResponse, generation: Generation) -> Exception | None:
         """None on success; the exception to raise otherwise (retriable ones are KafkaErrors)."""
         unauthorized = []
         for t in resp.topics:
@@ -265,7 +266,7 @@ class ConsumerOffsets:
                                         f"for partitions {tps} could be determined. Try tuning "
                                         "default.api.timeout.ms larger to relax the threshold.")
 
-    def _offset_fetch_result(self, resp: Any) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
+    def _offset_fetch_result(self, resp: OffsetFetchResponse) -> dict[TopicPartition, OffsetAndMetadata | None] | None:
         """Parsed offsets, or None to retry."""
         result = parse_offset_fetch(resp)
         code = result.error_code

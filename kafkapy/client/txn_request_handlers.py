@@ -21,12 +21,15 @@ from kafkapy.client.group_offsets import OffsetAndMetadata
 from kafkapy.client.transaction_state import ConsumerGroupMetadata, State, TransactionalRequestResult
 from kafkapy.common.errors import ErrorCode, KafkaError, ProducerFencedError
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
-from kafkapy.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
-from kafkapy.protocol.messages.end_txn import EndTxnRequest
-from kafkapy.protocol.messages.find_coordinator import FindCoordinatorRequest
-from kafkapy.protocol.messages.init_producer_id import InitProducerIdRequest
-from kafkapy.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
+from kafkapy.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+from kafkapy.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+)
+from kafkapy.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
+from kafkapy.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from kafkapy.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from kafkapy.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 if TYPE_CHECKING:
     import threading
@@ -156,7 +159,7 @@ class FindCoordinatorHandler(TxnRequestHandler):
             return FindCoordinatorRequest(key_type=self.key_type, coordinator_keys=[self.key])
         return FindCoordinatorRequest(key=self.key, key_type=self.key_type)
 
-    def handle_response(self, resp: Any) -> None:
+    def handle_response(self, resp: FindCoordinatorResponse) -> None:
         if resp.coordinators:
             c = resp.coordinators[0]
             code, message, node = c.error_code, c.error_message, (c.node_id, c.host, c.port)
@@ -191,7 +194,7 @@ class InitProducerIdHandler(TxnRequestHandler):
                                      transaction_timeout_ms=self.tm.transaction_timeout_ms,
                                      producer_id=self.producer_id, producer_epoch=self.epoch)
 
-    def handle_response(self, resp: Any) -> None:
+    def handle_response(self, resp: InitProducerIdResponse) -> None:
         code = resp.error_code
         tm = self.tm
         if code == ErrorCode.NONE:
@@ -227,7 +230,7 @@ class AddPartitionsToTxnHandler(TxnRequestHandler):
             v3_and_below_topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=t, partitions=p)
                                  for t, p in by_topic.items()])
 
-    def handle_response(self, resp: Any) -> None:
+    def handle_response(self, resp: AddPartitionsToTxnResponse) -> None:
         tm = self.tm
         errors = {TopicPartition(t.name, p.partition_index): p.partition_error_code
                   for t in resp.results_by_topic_v3_and_below for p in t.results_by_partition}
@@ -279,7 +282,7 @@ class EndTxnHandler(TxnRequestHandler):
         return EndTxnRequest(transactional_id=self.transactional_id, producer_id=self.tm.producer_id,
                              producer_epoch=self.tm.producer_epoch, committed=self.committed)
 
-    def handle_response(self, resp: Any) -> None:
+    def handle_response(self, resp: EndTxnResponse) -> None:
         if resp.error_code == ErrorCode.NONE:
             self.tm.complete_transaction()
             self.result.done()
@@ -300,7 +303,7 @@ class AddOffsetsToTxnHandler(TxnRequestHandler):
         return AddOffsetsToTxnRequest(transactional_id=self.transactional_id, producer_id=self.tm.producer_id,
                                       producer_epoch=self.tm.producer_epoch, group_id=self.group.group_id)
 
-    def handle_response(self, resp: Any) -> None:
+    def handle_response(self, resp: AddOffsetsToTxnResponse) -> None:
         code = resp.error_code
         if code == ErrorCode.NONE:
             with self.tm._lock:
@@ -342,7 +345,7 @@ class TxnOffsetCommitHandler(TxnRequestHandler):
             topics=[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=p)
                     for t, p in by_topic.items()])
 
-    def handle_response(self, resp: Any) -> None:
+    def handle_response(self, resp: TxnOffsetCommitResponse) -> None:
         tm = self.tm
         reloaded = False
         for t in resp.topics:
