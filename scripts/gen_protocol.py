@@ -15,8 +15,10 @@ Writes (checked in, deterministic):
   kafkapy/common/errors.py             KafkaError hierarchy
 
 Generated modules carry facts only (names, types, version ranges, tags, defaults); the runtime in
-kafkapy/protocol/message.py interprets them.  `--check` regenerates in memory and exits 1 when the
-checked-in files differ.
+kafkapy/protocol/message.py interprets them.  Each class also annotates its fields with their Python types
+and declares, for type checkers only, its keyword constructor (mypy follows the generated modules, so
+attribute access on messages is checked).  `--check` regenerates in memory and exits 1 when the checked-in
+files differ (annotations included): `out_of_date()` names them.
 """
 
 from __future__ import annotations

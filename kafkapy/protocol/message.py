@@ -1,6 +1,7 @@
 """The runtime that encodes/decodes every generated message from its schema facts: `Struct`, `Message`.
 
-Generated classes (kafkapy/protocol/messages/) only list `Field` facts (schema.py).  On first use of
+Generated classes (kafkapy/protocol/messages/) list `Field` facts (schema.py), plus annotations and a
+TYPE_CHECKING-only constructor that only type checkers read.  On first use of
 a (class, version) compiler.py builds one specialised encode and one decode function and caches them
 on the class, so a call does no schema reflection.  Constructors (`__init__` with keyword-only
 arguments and spec defaults) are compiled lazily the same way.
