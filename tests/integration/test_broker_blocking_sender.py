@@ -135,6 +135,21 @@ def test_exchange_at_the_highest_common_version(broker: Any) -> None:
         sender.send_and_receive(MetadataRequest(topics=[], allow_auto_topic_creation=False))
 
 
+def test_socket_options(broker: Any) -> None:
+    sender = BrokerBlockingSender(lambda: Node(0, "127.0.0.1", broker.port),
+                                  SenderConfig("test-sender", send_buffer_bytes=32768, receive_buffer_bytes=65536))
+    try:
+        sender.send_and_receive(MetadataRequest(topics=[]))
+        fd = sender._conn.fileno() if sender._conn is not None else None
+        assert fd is not None
+        with socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM) as dup:  # a duplicate: the sender keeps its own
+            assert dup.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+            assert dup.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) in (65536, 2 * 65536)  # Linux doubles it
+            assert dup.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) in (32768, 2 * 32768)
+    finally:
+        sender.close()
+
+
 def test_refused_connect_backs_off_exponentially_and_a_connect_resets_it(broker: Any) -> None:
     time_ = MockTime()
     port = [closed_port()]

@@ -66,3 +66,18 @@ def test_fetcher_id_is_kafkas() -> None:
     # abs(31 * "t".hashCode() + p) % n with "t".hashCode() == 116
     assert [fetcher_id_for(TopicPartition("t", p), 3) for p in range(4)] == [(3596 + p) % 3 for p in range(4)]
     assert fetcher_id_for(TopicPartition("t", 7), 1) == 0
+
+
+def test_fetcher_client_settings_are_kafkas() -> None:
+    """Kafka's fetcher NetworkClient: replica.socket.receive.buffer.bytes, replica.socket.timeout.ms, the connection
+    setup timeouts, no reconnect backoff (replica.fetch.backoff.ms delays the partitions instead)."""
+    config = KafkaConfig({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": "/tmp/unused",
+                          "replica.socket.receive.buffer.bytes": "131072", "replica.socket.timeout.ms": "7000",
+                          "socket.connection.setup.timeout.ms": "2000"})
+    thread = ReplicaFetcherThread(2, Node(5, "127.0.0.1", 1), 1, config, lambda tp: None, ReplicationQuotaManager())
+    c = thread._sender.config
+    assert (c.client_id, c.receive_buffer_bytes, c.send_buffer_bytes, c.request_timeout_ms) == (
+        "broker-1-fetcher-2", 131072, -1, 7000)
+    assert (c.connection_setup_timeout_ms, c.connection_setup_timeout_max_ms) == (2000, 30000)
+    assert (c.reconnect_backoff_ms, c.reconnect_backoff_max_ms) == (0, 0)
+    thread.shutdown()
