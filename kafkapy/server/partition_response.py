@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafkapy.common.errors import ErrorCode, KafkaError
+from kafkapy.storage.errors import InvalidRecordsError, InvalidTimestampRecordsError
 
 # Errors whose message Kafka returns in the produce response (RecordValidationException's).
 _CUSTOM_MESSAGE_ERRORS = frozenset({ErrorCode.INVALID_RECORD, ErrorCode.INVALID_TIMESTAMP})
@@ -33,4 +34,5 @@ def partition_error_response(error: KafkaError) -> PartitionResponse:
     code = error.code
     if code not in _CUSTOM_MESSAGE_ERRORS:
         return PartitionResponse(code)
-    return PartitionResponse(code, -1, -1, -1, str(error), list(getattr(error, "record_errors", None) or ()))
+    record_errors = error.record_errors if isinstance(error, InvalidTimestampRecordsError | InvalidRecordsError) else []
+    return PartitionResponse(code, -1, -1, -1, str(error), list(record_errors))

@@ -21,6 +21,7 @@ from kafkapy.common.errors import (
     OffsetOutOfRangeError,
     RecordListTooLargeError,
 )
+from kafkapy.record.errors import InvalidRecordError
 
 __all__ = [
     "KafkaError",
@@ -38,6 +39,9 @@ __all__ = [
     "LogSegmentOffsetOverflowError",
     "OffsetsOutOfOrderError",
     "UnexpectedAppendOffsetError",
+    "RecordError",
+    "InvalidTimestampRecordsError",
+    "InvalidRecordsError",
 ]
 
 # Kafka's exception class for INVALID_CONFIG is InvalidConfigurationException; INTERNALS.md uses that name.
@@ -56,6 +60,27 @@ class CorruptSnapshotError(KafkaStorageError, **_STORAGE):
 
 class LogSegmentOffsetOverflowError(KafkaStorageError, **_STORAGE):
     """An offset that cannot be stored as int32 relative to the segment's base offset."""
+
+
+# Kafka's RecordError: the index of a rejected record in its batch and why (None: no message).
+RecordError = tuple[int, str | None]
+
+
+class InvalidTimestampRecordsError(InvalidTimestampError, code=32, name="INVALID_TIMESTAMP", retriable=False):
+    """INVALID_TIMESTAMP with the per-record errors Kafka's RecordValidationException carries to the
+    ProduceResponse (v8+ RecordErrors)."""
+
+    def __init__(self, message: str, record_errors: list[RecordError]) -> None:
+        super().__init__(message)
+        self.record_errors = record_errors
+
+
+class InvalidRecordsError(InvalidRecordError, code=87, name="INVALID_RECORD"):
+    """INVALID_RECORD with its per-record errors (as InvalidTimestampRecordsError)."""
+
+    def __init__(self, message: str, record_errors: list[RecordError]) -> None:
+        super().__init__(message)
+        self.record_errors = record_errors
 
 
 class OffsetsOutOfOrderError(ValueError):

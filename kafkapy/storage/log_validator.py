@@ -41,7 +41,12 @@ from kafkapy.record.record_walker import (
     VALUE_LEN,
     RecordWalk,
 )
-from kafkapy.storage.errors import InvalidTimestampError, MessageTooLargeError
+from kafkapy.storage.errors import (
+    InvalidRecordsError,
+    InvalidTimestampRecordsError,
+    MessageTooLargeError,
+    RecordError,
+)
 from kafkapy.storage.log_config import LogConfig
 from kafkapy.storage.log_recompress import Recompressor, target_codec
 
@@ -146,7 +151,7 @@ class LogValidator:
         null_keys = set(walk.null_keys) if self.compact else set()
         lo, hi = now - self.before_ms, now + self.after_ms
         log_append_time_batch = bool(h.attributes & TIMESTAMP_TYPE_MASK)
-        errors: list[tuple[int, str]] = []
+        errors: list[RecordError] = []
         timestamp_error = False
         for index, offset, ts, key_size, value_size in _records(view, h, self.max_bytes):
             if index in null_keys:
@@ -165,14 +170,11 @@ class LogValidator:
         if not errors:
             return
         if timestamp_error:
-            exc: InvalidTimestampError | InvalidRecordError = InvalidTimestampError(
-                "One or more records have been rejected due to invalid timestamp")
-        else:
-            shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
-            exc = InvalidRecordError(f"One or more records have been rejected due to {len(errors)} record errors in "
-                                     f"total, and only showing the first three errors at most: [{shown}]")
-        exc.record_errors = errors  # type: ignore[union-attr]
-        raise exc
+            raise InvalidTimestampRecordsError("One or more records have been rejected due to invalid timestamp",
+                                               errors)
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        raise InvalidRecordsError(f"One or more records have been rejected due to {len(errors)} record errors in "
+                                  f"total, and only showing the first three errors at most: [{shown}]", errors)
 
 
 def _fed(chunks: Iterator[bytes], sink: Recompressor) -> Iterator[bytes]:
