@@ -29,6 +29,7 @@ the framing). Thread-safety: calls are serialised by a lock (one exchange at a t
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 from collections.abc import Callable
@@ -55,8 +56,6 @@ class ExponentialBackoff:
 
     def __init__(self, initial_ms: int, multiplier: int, max_ms: int, jitter: float,
                  rng: random.Random | None = None) -> None:
-        import math
-
         self.initial_ms = min(max_ms, initial_ms)
         self.multiplier = multiplier
         self.max_ms = max_ms
