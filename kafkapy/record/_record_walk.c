@@ -60,6 +60,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nLLppLLO!p", &view, &pos, &index, &count, &check_offsets, &partial,
                           &min_ts, &max_ts, &PyList_Type, &null_keys, &want_columns))
         return NULL;
+    if (pos < 0) { /* the loop reads d[pos] once pos < len: a start before the buffer must not get there */
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "walk start %zd is before the buffer", pos);
+        return NULL;
+    }
     int64_t *cols = NULL;
     Py_ssize_t ncols = 0, cap = 0;
     const unsigned char *d = (const unsigned char *)view.buf;
