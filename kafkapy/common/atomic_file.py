@@ -5,6 +5,8 @@ are fsynced, renamed over `path`, then the directory is fsynced, so a reader see
 new one, never a prefix. `mode` is the creation mode (the umask applies); `force_mode` also fchmods the
 `.tmp` to exactly `mode`, for files whose permissions matter whatever a crash left behind (credentials).
 The bytes are written as given; the format is the caller's (checkpoint text, meta.properties, JSON).
+`read_whole_file(path)` is the read side: the file's bytes through os.open/os.read (a start-up reads
+several small files per partition, and a buffered or text `open()` costs several times the system calls).
 Stateless; safe from any thread for distinct paths (callers serialise writes to one path).
 """
 
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["atomic_write", "fsync_dir"]
+__all__ = ["atomic_write", "fsync_dir", "read_whole_file"]
+
+_READ_CHUNK = 1 << 16
 
 
 def fsync_dir(path: str) -> None:
@@ -45,3 +49,20 @@ def atomic_write(path: str, data: bytes, fsync: bool = True, mode: int = 0o644, 
     os.replace(tmp, path)
     if fsync:
         fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def read_whole_file(path: str) -> bytes:
+    """The file's bytes (FileNotFoundError when it does not exist)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = os.read(fd, _READ_CHUNK)
+        if len(data) < _READ_CHUNK:  # a short read of a regular file is its end
+            return data
+        chunks = [data]
+        while True:
+            chunk = os.read(fd, _READ_CHUNK << 4)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)

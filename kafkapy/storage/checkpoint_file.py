@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-from kafkapy.common.atomic_file import atomic_write
+from kafkapy.common.atomic_file import atomic_write, read_whole_file
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.storage.errors import KafkaStorageError
 
@@ -69,8 +69,7 @@ class CheckpointFile(Generic[T]):
         """Entries in file order; [] if the file does not exist."""
         with self._lock:
             try:
-                with open(self.path, encoding="utf-8") as f:
-                    text = f.read()
+                text = read_whole_file(self.path).decode("utf-8")
             except FileNotFoundError:
                 return []
         lines = text.split("\n")
@@ -207,8 +206,7 @@ class PartitionMetadataFile:
 
     def read(self) -> uuid.UUID:
         try:
-            with open(self.path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
+            lines = read_whole_file(self.path).decode("utf-8").splitlines()
         except FileNotFoundError:
             raise KafkaStorageError(f"Partition metadata file {self.path} does not exist") from None
         fields = {}

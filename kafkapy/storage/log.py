@@ -62,7 +62,7 @@ from kafkapy.storage.log_segment import (
 from kafkapy.storage.log_validator import LogValidator
 from kafkapy.storage.pending_segment_deletes import PendingSegmentDeletes
 from kafkapy.storage.producer_state import APPEND_ORIGIN_REPLICATION
-from kafkapy.storage.producer_state_manager import ProducerStateManager
+from kafkapy.storage.producer_state_manager import ProducerStateManager, snapshot_offsets_in
 from kafkapy.storage.time_index import NO_TIMESTAMP
 from kafkapy.storage.transaction_index import AbortedTxn
 
@@ -171,14 +171,15 @@ class Log:
         loaded = load_log(dir_, config, time, log_start_offset, recovery_point, had_clean_shutdown)
         log = cls(dir_, config, loaded.segments, loaded.log_start_offset, loaded.recovery_point,
                   loaded.next_offset, loaded.leader_epoch_cache, time, topic_id)
-        log.rebuild_producer_state()
+        log.rebuild_producer_state(snapshot_offsets_in(loaded.names))
         metadata = PartitionMetadataFile(os.path.join(dir_, PARTITION_METADATA_FILE))
+        has_metadata = PARTITION_METADATA_FILE in loaded.names  # listed by the load: no stat
         if topic_id is not None:
-            if not metadata.exists():
+            if not has_metadata:
                 log._dirty_topic_id = topic_id
             elif metadata.read() != topic_id:
                 metadata.write(topic_id)
-        elif metadata.exists():
+        elif has_metadata:
             log.topic_id = metadata.read()
         return log
 
@@ -241,13 +242,14 @@ class Log:
         first_unstable = self.producer_state_manager.first_unstable_offset()
         return hw if first_unstable is None else min(first_unstable, hw)
 
-    def rebuild_producer_state(self) -> None:
-        """Producer state from the newest snapshot and the batches after it (load and truncation)."""
+    def rebuild_producer_state(self, snapshot_offsets: list[int] | None = None) -> None:
+        """Producer state from the newest snapshot and the batches after it (load and truncation).
+        `snapshot_offsets`: the snapshot files present, when the caller just listed the directory."""
         from kafkapy.storage.log_recovery.producer_state_loader import rebuild_producer_state
 
         with self.lock:
             rebuild_producer_state(self.producer_state_manager, self._segments, self._log_start_offset,
-                                   self._next_offset)
+                                   self._next_offset, snapshot_offsets)
             if self._high_watermark is not None:
                 self.producer_state_manager.on_high_watermark_updated(self._high_watermark)
 

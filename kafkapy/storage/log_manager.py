@@ -209,10 +209,9 @@ class LogManager:
         start_offsets = self._read_checkpoint(dir_, LOG_START_OFFSET_CHECKPOINT_FILE)
         futures: list[tuple[str, str]] = []
         found: list[tuple[TopicPartition, str]] = []
-        for name in sorted(os.listdir(dir_)):
-            path = os.path.join(dir_, name)
-            if not os.path.isdir(path) or name.startswith("."):
-                continue
+        with os.scandir(dir_) as it:  # the entries' types come with the listing: no stat per partition
+            entries = sorted((e.name, e.path) for e in it if not e.name.startswith(".") and e.is_dir())
+        for name, path in entries:
             if name.endswith(DELETE_DIR_SUFFIX):
                 shutil.rmtree(path, ignore_errors=True)  # finish a delete interrupted by a stop
                 continue

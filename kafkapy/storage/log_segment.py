@@ -14,7 +14,6 @@ translate_offset and find_offset_by_timestamp may run concurrently (bounded by t
 from __future__ import annotations
 
 import os
-import threading
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -31,8 +30,9 @@ from kafkapy.storage.file_records import (
     FileRecords,
     parse_batch_info,
 )
+from kafkapy.storage.lazy_index import LazyIndex
 from kafkapy.storage.log_config import LogConfig
-from kafkapy.storage.offset_index import OffsetIndex
+from kafkapy.storage.offset_index import OffsetIndex, read_last_entry
 from kafkapy.storage.time_index import NO_TIMESTAMP, TimeIndex, TimestampOffset
 from kafkapy.storage.transaction_index import TransactionIndex
 
@@ -138,19 +138,19 @@ class RollParams(NamedTuple):
 class LogSegment:
     def __init__(self, dir_: str, base_offset: int, config: LogConfig, time: Time,
                  file_already_exists: bool = False, init_file_size: int = 0, preallocate: bool = False,
-                 file_suffix: str = "") -> None:
+                 file_suffix: str = "", txn_index_exists: bool | None = None) -> None:
+        """`txn_index_exists`: whether the `.txnindex` file exists, when the caller listed the directory
+        (None: unknown, looked at on first use)."""
         self.base_offset = base_offset
         self.dir = dir_
         self.log = FileRecords(log_file_name(dir_, base_offset, file_suffix), file_already_exists,
                                init_file_size, preallocate)
-        self._offset_index_path = offset_index_file_name(dir_, base_offset, file_suffix)
-        self._time_index_path = time_index_file_name(dir_, base_offset, file_suffix)
+        self._offset_index = LazyIndex(OffsetIndex, offset_index_file_name(dir_, base_offset, file_suffix),
+                                       base_offset, config.max_index_size)
+        self._time_index = LazyIndex(TimeIndex, time_index_file_name(dir_, base_offset, file_suffix),
+                                     base_offset, config.max_index_size)
         self._txn_index_path = txn_index_file_name(dir_, base_offset, file_suffix)
-        self.txn_index = TransactionIndex(base_offset, self._txn_index_path)
-        self._max_index_size = config.max_index_size
-        self._offset_index: OffsetIndex | None = None
-        self._time_index: TimeIndex | None = None
-        self._index_lock = threading.Lock()
+        self.txn_index = TransactionIndex(base_offset, self._txn_index_path, txn_index_exists)
         self.index_interval_bytes = config.index_interval
         self.roll_jitter_ms = config.random_segment_jitter()
         self.time = time
@@ -161,50 +161,50 @@ class LogSegment:
 
     @classmethod
     def open(cls, dir_: str, base_offset: int, config: LogConfig, time: Time, file_already_exists: bool = False,
-             init_file_size: int = 0, preallocate: bool = False, file_suffix: str = "") -> LogSegment:
-        return cls(dir_, base_offset, config, time, file_already_exists, init_file_size, preallocate, file_suffix)
+             init_file_size: int = 0, preallocate: bool = False, file_suffix: str = "",
+             txn_index_exists: bool | None = None) -> LogSegment:
+        return cls(dir_, base_offset, config, time, file_already_exists, init_file_size, preallocate, file_suffix,
+                   txn_index_exists)
 
     # --- indexes (lazily mapped, as Kafka's LazyIndex) --------------------------------------------------
 
     @property
     def offset_index(self) -> OffsetIndex:
-        idx = self._offset_index
-        if idx is None:
-            with self._index_lock:
-                if self._offset_index is None:
-                    self._offset_index = OffsetIndex(self._offset_index_path, self.base_offset, self._max_index_size)
-                idx = self._offset_index
-        return idx
+        return self._offset_index.get()
 
     @property
     def time_index(self) -> TimeIndex:
-        idx = self._time_index
-        if idx is None:
-            with self._index_lock:
-                if self._time_index is None:
-                    self._time_index = TimeIndex(self._time_index_path, self.base_offset, self._max_index_size)
-                idx = self._time_index
-        return idx
+        return self._time_index.get()
 
     @property
     def offset_index_path(self) -> str:
-        return self._offset_index.path if self._offset_index else self._offset_index_path
+        return self._offset_index.path
 
     @property
     def time_index_path(self) -> str:
-        return self._time_index.path if self._time_index else self._time_index_path
+        return self._time_index.path
+
+    @property
+    def indexes_loaded(self) -> bool:
+        """Whether the offset or the time index has been opened and mapped (not until first used)."""
+        return self._offset_index.is_loaded or self._time_index.is_loaded
 
     def resize_indexes(self, size: int) -> None:
-        self.offset_index.resize(size)
-        self.time_index.resize(size)
+        """Resize both indexes (an index not opened yet is resized when it is)."""
+        self._offset_index.resize(size)
+        self._time_index.resize(size)
 
-    def sanity_check(self, time_index_newly_created: bool) -> None:
-        if not os.path.exists(self.offset_index_path):
+    def sanity_check(self, time_index_newly_created: bool, offset_index_exists: bool | None = None) -> None:
+        """Kafka's LogSegment.sanityCheck: the offset index file must exist (FileNotFoundError); a newly
+        created time index is sized to no entries. As Kafka's, the indexes' contents are not checked here:
+        segments past the recovery point are rebuilt by recovery, and the others are not read (nor mapped)
+        until used. `offset_index_exists`: known from a directory listing, else looked up."""
+        if offset_index_exists is None:
+            offset_index_exists = os.path.exists(self.offset_index_path)
+        if not offset_index_exists:
             raise FileNotFoundError(f"Offset index file {self.offset_index_path} does not exist")
         if time_index_newly_created:
-            self.time_index.resize(0)
-        self.offset_index.sanity_check()
-        self.time_index.sanity_check()
+            self._time_index.resize(0)
 
     # --- facts ----------------------------------------------------------------------------------------
 
@@ -322,7 +322,11 @@ class LogSegment:
     def read_next_offset(self) -> int:
         """The offset after the last batch (scans from the last index entry)."""
         next_offset = self.base_offset
-        for b in self.log.batches_from(self.offset_index.last_entry().position):
+        if self.log.size == 0:
+            return next_offset  # nothing to scan: the index is not opened
+        lazy = self._offset_index
+        last = lazy.get().last_entry() if lazy.is_loaded else read_last_entry(lazy.path, self.base_offset)
+        for b in self.log.batches_from(last.position):
             next_offset = b.last_offset + 1
         return next_offset
 
@@ -391,7 +395,7 @@ class LogSegment:
             return True
         if size > 0 and self.time_waited_for_roll(now, max_timestamp_in_messages) > max_segment_ms - self.roll_jitter_ms:
             return True
-        if (self._offset_index or self.offset_index).is_full() or (self._time_index or self.time_index).is_full():
+        if self._offset_index.get().is_full() or self._time_index.get().is_full():
             return True
         return not 0 <= max_offset_in_messages - self.base_offset <= _INT32_MAX
 
@@ -411,13 +415,21 @@ class LogSegment:
         Each batch must be complete, at least the minimum size, of a known magic and pass its CRC
         (CRC-32C for magic 2, CRC-32 for magic 0/1). `max_message_size`, if given, also rejects larger ones.
         """
+        file_size = os.fstat(self.log.fileno()).st_size
+        self.log.size = file_size
+        if file_size == 0:
+            # Nothing to scan (a crash with an empty active segment: most of a broker's idle partitions): the
+            # indexes are emptied by path, not opened and mapped.
+            self._offset_index.truncate_all()
+            self._time_index.truncate_all()
+            self._max_ts_and_offset = None
+            self._bytes_since_last_index_entry = 0
+            return 0
         self.offset_index.reset()
         self.time_index.reset()
         self._max_ts_and_offset = TimestampOffset(NO_TIMESTAMP, self.base_offset)
         valid_bytes = 0
         last_index_entry = 0
-        file_size = os.fstat(self.log.fileno()).st_size
-        self.log.size = file_size
         for batch, info in self._valid_batches(file_size, max_message_size):
             if not self.can_convert_to_relative_offset(info.last_offset):
                 raise LogSegmentOffsetOverflowError(
@@ -502,8 +514,8 @@ class LogSegment:
 
     def flush(self) -> None:
         self.log.flush()
-        self.offset_index.flush()
-        self.time_index.flush()
+        self._offset_index.flush()  # an index never opened has nothing to flush
+        self._time_index.flush()
         self.txn_index.flush()
 
     def close(self) -> None:
@@ -513,24 +525,19 @@ class LogSegment:
                 self.time_index.maybe_append(mts.timestamp, mts.offset, skip_full_check=True)
             except (ValueError, OSError):
                 pass
-        for idx in (self._offset_index, self._time_index):
-            if idx is not None:
-                idx.close()
+        self._offset_index.close()
+        self._time_index.close()
         self.log.close()
 
     def close_handlers(self) -> None:
-        for idx in (self._offset_index, self._time_index):
-            if idx is not None:
-                idx.close_handler()
+        self._offset_index.close_handler()
+        self._time_index.close_handler()
         self.log.close()
 
     def delete_if_exists(self) -> None:
         self.log.delete_if_exists()
-        for idx, path in ((self._offset_index, self._offset_index_path), (self._time_index, self._time_index_path)):
-            if idx is not None:
-                idx.delete_if_exists()
-            else:
-                _unlink_quietly(path)
+        self._offset_index.delete_if_exists()
+        self._time_index.delete_if_exists()
         self.txn_index.delete_if_exists()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
@@ -539,14 +546,8 @@ class LogSegment:
             return base + new_suffix
 
         self.log.rename_to(renamed(self.log.path))
-        for attr, path_attr in (("_offset_index", "_offset_index_path"), ("_time_index", "_time_index_path")):
-            idx = getattr(self, attr)
-            new_path = renamed(getattr(self, path_attr))
-            if idx is not None:
-                idx.rename_to(new_path)
-            elif os.path.exists(getattr(self, path_attr)):
-                os.rename(getattr(self, path_attr), new_path)
-            setattr(self, path_attr, new_path)
+        self._offset_index.rename_to(renamed(self._offset_index.path))
+        self._time_index.rename_to(renamed(self._time_index.path))
         self._txn_index_path = renamed(self._txn_index_path)
         self.txn_index.rename_to(self._txn_index_path)
 
@@ -556,13 +557,10 @@ class LogSegment:
     def update_parent_dir(self, dir_: str) -> None:
         self.dir = dir_
         self.log.path = os.path.join(dir_, os.path.basename(self.log.path))
-        self._offset_index_path = os.path.join(dir_, os.path.basename(self._offset_index_path))
-        self._time_index_path = os.path.join(dir_, os.path.basename(self._time_index_path))
+        self._offset_index.update_parent_dir(dir_)
+        self._time_index.update_parent_dir(dir_)
         self._txn_index_path = os.path.join(dir_, os.path.basename(self._txn_index_path))
         self.txn_index.path = self._txn_index_path
-        for idx in (self._offset_index, self._time_index):
-            if idx is not None:
-                idx.update_parent_dir(dir_)
 
     def __repr__(self) -> str:
         return f"LogSegment(baseOffset={self.base_offset}, size={self.size})"
@@ -577,10 +575,3 @@ def _batch_is_valid(view: memoryview) -> bool:
     if magic in (0, 1):
         return zlib.crc32(view[16:]) & 0xFFFFFFFF == int.from_bytes(view[12:16], "big")
     return False
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass

@@ -8,13 +8,14 @@ Thread-safety: see abstract_index.py (single writer, concurrent lookups under th
 
 from __future__ import annotations
 
+import os
 import struct
 from typing import NamedTuple
 
 from kafkapy.storage.abstract_index import KEY, VALUE, AbstractIndex
 from kafkapy.storage.errors import CorruptIndexError, LogSegmentOffsetOverflowError
 
-__all__ = ["OffsetIndex", "OffsetPosition", "InvalidOffsetError"]
+__all__ = ["OffsetIndex", "OffsetPosition", "InvalidOffsetError", "read_last_entry"]
 
 _ENTRY = struct.Struct(">ii")
 INT32_MAX = 2**31 - 1
@@ -137,3 +138,22 @@ class OffsetIndex(AbstractIndex):
                 f"Index file {self.path} is corrupt, found {self._length} bytes which is neither positive nor a "
                 f"multiple of {self.ENTRY_SIZE}"
             )
+
+
+def read_last_entry(path: str, base_offset: int) -> OffsetPosition:
+    """The last entry of an index file that is not open, read without mapping it (the log end at load scans
+    the active segment from there): the file's whole entries count as valid, as when it is opened.
+    (base_offset, 0) when the file is missing or holds no entry."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return OffsetPosition(base_offset, 0)
+    try:
+        size = os.fstat(fd).st_size
+        end = size - size % _ENTRY.size
+        if end == 0:
+            return OffsetPosition(base_offset, 0)
+        rel, position = _ENTRY.unpack(os.pread(fd, _ENTRY.size, end - _ENTRY.size))
+    finally:
+        os.close(fd)
+    return OffsetPosition(base_offset + rel, position)

@@ -25,6 +25,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from kafkapy.common.atomic_file import read_whole_file
 from kafkapy.record.batch_header import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK, BatchHeader
 from kafkapy.record.control_record import read_end_txn_marker
 from kafkapy.record.crc import crc32c
@@ -40,7 +41,7 @@ from kafkapy.storage.producer_state import (
 from kafkapy.storage.transaction_index import AbortedTxn, TransactionIndex
 
 __all__ = ["ProducerStateManager", "AppendAnalysis", "SNAPSHOT_FILE_SUFFIX", "read_snapshot", "write_snapshot",
-           "snapshot_file_name", "list_snapshot_offsets"]
+           "snapshot_file_name", "list_snapshot_offsets", "snapshot_offsets_in"]
 
 log = logging.getLogger("org.apache.kafka.storage.internals.log.ProducerStateManager")
 
@@ -54,14 +55,19 @@ def snapshot_file_name(dir_: str, offset: int) -> str:
     return os.path.join(dir_, f"{offset:020d}{SNAPSHOT_FILE_SUFFIX}")
 
 
-def list_snapshot_offsets(dir_: str) -> list[int]:
+def snapshot_offsets_in(names: Iterable[str]) -> list[int]:
+    """The offsets of the `%020d.snapshot` files among a directory's file names, ascending."""
     out = []
-    for name in os.listdir(dir_):
+    for name in names:
         if name.endswith(SNAPSHOT_FILE_SUFFIX):
             prefix = name[: -len(SNAPSHOT_FILE_SUFFIX)]
             if len(prefix) == 20 and prefix.isdigit():
                 out.append(int(prefix))
     return sorted(out)
+
+
+def list_snapshot_offsets(dir_: str) -> list[int]:
+    return snapshot_offsets_in(os.listdir(dir_))
 
 
 def write_snapshot(path: str, entries: Iterable[ProducerStateEntry]) -> None:
@@ -83,8 +89,7 @@ def write_snapshot(path: str, entries: Iterable[ProducerStateEntry]) -> None:
 
 def read_snapshot(path: str) -> list[ProducerStateEntry]:
     """Entries of a snapshot file; CorruptSnapshotError on a bad version, CRC or length."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_whole_file(path)
     if len(data) < _HEADER.size:
         raise CorruptSnapshotError(f"Snapshot {path} is truncated")
     version, crc, count = _HEADER.unpack_from(data, 0)
@@ -284,11 +289,15 @@ class ProducerStateManager:
         self.unreplicated_txns = {}
         self.map_end_offset = map_end_offset
 
-    def load_latest_snapshot(self, log_start_offset: int, log_end_offset: int) -> int:
+    def load_latest_snapshot(self, log_start_offset: int, log_end_offset: int,
+                             snapshot_offsets: list[int] | None = None) -> int:
         """Load the newest readable snapshot in [log_start_offset, log_end_offset]; returns the offset to replay
-        from (log_start_offset when there is none). Snapshots past the log end are stale and removed."""
+        from (log_start_offset when there is none). Snapshots past the log end are stale and removed.
+        `snapshot_offsets`: the snapshots present, when the caller just listed the directory."""
         self.reset(log_start_offset)
-        for offset in reversed(list_snapshot_offsets(self.dir)):
+        if snapshot_offsets is None:
+            snapshot_offsets = list_snapshot_offsets(self.dir)
+        for offset in reversed(snapshot_offsets):
             path = snapshot_file_name(self.dir, offset)
             if offset > log_end_offset:
                 _unlink_quietly(path)

@@ -41,11 +41,12 @@ class TxnIndexSearchResult(NamedTuple):
 
 
 class TransactionIndex:
-    def __init__(self, start_offset: int, path: str) -> None:
+    def __init__(self, start_offset: int, path: str, exists: bool | None = None) -> None:
+        """`exists=False`: the caller knows the file is absent (a directory listing), so there is nothing to load."""
         self.start_offset = start_offset
         self.path = path
         self._lock = threading.Lock()
-        self._entries: list[AbortedTxn] | None = None  # loaded lazily
+        self._entries: list[AbortedTxn] | None = [] if exists is False else None  # loaded lazily
 
     def _load(self) -> list[AbortedTxn]:
         entries = self._entries

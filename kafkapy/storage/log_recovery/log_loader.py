@@ -1,12 +1,14 @@
 """LogLoader: open a partition directory's segments and recover them after an unclean shutdown.
 
 Follows Kafka's LogLoader: remove leftover `.deleted`/`.cleaned` files, finish `.swap` renames, drop
-index files without a `.log`, open each `%020d.log` segment (rebuilding an index that is missing or
-fails its sanity check), and - when the log dir had no clean-shutdown marker - recover every segment
-from the one holding the recovery point: each batch's length and CRC are checked, indexes are rebuilt,
+index files without a `.log`, and open each `%020d.log` segment, all from one listing of the directory.
+As Kafka's sanity check, a segment whose offset index is missing has its indexes rebuilt, and index
+contents are not read at load: indexes are opened and mapped on first use (lazy_index.py), so an empty
+segment's may not exist yet. When the log dir had no clean-shutdown marker, every segment from the one
+holding the recovery point is recovered: each batch's length and CRC are checked, indexes are rebuilt,
 and the first torn/corrupt batch ends the log (later segments are deleted). Then the log end offset is
-read from the last segment, the active segment's indexes are grown back to segment.index.bytes, and the
-leader-epoch cache is trimmed to [log start offset, log end offset].
+read from the last segment, the active segment's indexes are to be grown back to segment.index.bytes
+(when they are opened), and the leader-epoch cache is trimmed to [log start offset, log end offset].
 Runs before the Log is shared; not thread-safe by itself.
 """
 
@@ -31,7 +33,7 @@ from kafkapy.storage.log_segment import (
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
     LogSegment,
-    time_index_file_name,
+    filename_prefix_from_offset,
 )
 
 __all__ = ["load_log", "LoadedLog"]
@@ -39,6 +41,7 @@ __all__ = ["load_log", "LoadedLog"]
 log = logging.getLogger("kafka.log.LogLoader")
 
 _INDEX_SUFFIXES = (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)
+_TEMP_SUFFIXES = (DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
 
 
 @dataclass
@@ -48,6 +51,9 @@ class LoadedLog:
     recovery_point: int
     next_offset: int
     leader_epoch_cache: LeaderEpochFileCache
+    # The dir's file names as listed at load (after temp files were removed): what else the Log reads at open
+    # (producer snapshots, partition.metadata) is looked up here rather than stat'ed or listed again.
+    names: frozenset[str] = frozenset()
 
 
 def _base_offset(name: str) -> int | None:
@@ -110,9 +116,9 @@ def _remove_temp_files_and_finish_swaps(dir_: str) -> None:
             os.replace(path, target)
 
 
-def _open_segments(dir_: str, config: LogConfig, time: Time,
+def _open_segments(dir_: str, names: frozenset[str], config: LogConfig, time: Time,
                    epoch_cache: LeaderEpochFileCache) -> list[LogSegment]:
-    names = os.listdir(dir_)
+    """Open each `.log` of the listing `names` (the dir's files): no file is stat'ed and no index opened."""
     logs = {b for n in names if n.endswith(LOG_FILE_SUFFIX) and (b := _base_offset(n)) is not None}
     for name in names:
         if name.endswith(_INDEX_SUFFIXES):
@@ -122,10 +128,17 @@ def _open_segments(dir_: str, config: LogConfig, time: Time,
                 os.unlink(os.path.join(dir_, name))
     segments = []
     for base in sorted(logs):
-        time_index_newly_created = not os.path.exists(time_index_file_name(dir_, base))
-        segment = LogSegment.open(dir_, base, config, time, file_already_exists=True)
+        prefix = filename_prefix_from_offset(base)
+        segment = LogSegment.open(dir_, base, config, time, file_already_exists=True,
+                                  txn_index_exists=prefix + TXN_INDEX_FILE_SUFFIX in names)
+        offset_index_exists = prefix + INDEX_FILE_SUFFIX in names
+        if not offset_index_exists and segment.size == 0:
+            # A segment never written: its indexes were never opened, so never created (LazyIndex); they are
+            # created empty on first use, and there is nothing to rebuild them from.
+            segments.append(segment)
+            continue
         try:
-            segment.sanity_check(time_index_newly_created)
+            segment.sanity_check(prefix + TIME_INDEX_FILE_SUFFIX not in names, offset_index_exists)
         except (FileNotFoundError, CorruptIndexError) as exc:
             log.warning("Rebuilding indexes of segment %s of %s: %s", base, dir_, exc)
             segment.recover(leader_epoch_cache=epoch_cache)
@@ -135,9 +148,13 @@ def _open_segments(dir_: str, config: LogConfig, time: Time,
 
 def load_log(dir_: str, config: LogConfig, time: Time, log_start_offset_checkpoint: int = 0,
              recovery_point_checkpoint: int = 0, had_clean_shutdown: bool = True) -> LoadedLog:
+    names = os.listdir(dir_)
+    if any(name.endswith(_TEMP_SUFFIXES) for name in names):
+        _remove_temp_files_and_finish_swaps(dir_)
+        names = os.listdir(dir_)
+    listing = frozenset(names)
     epoch_cache = LeaderEpochFileCache(LeaderEpochCheckpointFile(os.path.join(dir_, LEADER_EPOCH_CHECKPOINT_FILE)))
-    _remove_temp_files_and_finish_swaps(dir_)
-    segments = _open_segments(dir_, config, time, epoch_cache)
+    segments = _open_segments(dir_, listing, config, time, epoch_cache)
 
     if not had_clean_shutdown and segments:
         first = max(0, max((i for i, s in enumerate(segments) if s.base_offset <= recovery_point_checkpoint),
@@ -178,4 +195,4 @@ def load_log(dir_: str, config: LogConfig, time: Time, log_start_offset_checkpoi
     # fsynced) carries it, and until then the next load truncates the same entries again.
     epoch_cache.truncate_from_end(next_offset, sync=False)
     epoch_cache.truncate_from_start(log_start_offset, sync=False)
-    return LoadedLog(segments, log_start_offset, recovery_point, next_offset, epoch_cache)
+    return LoadedLog(segments, log_start_offset, recovery_point, next_offset, epoch_cache, listing)

@@ -54,12 +54,16 @@ def iter_producer_batches(segment: LogSegment, start_offset: int) -> Iterator[tu
 
 
 def rebuild_producer_state(psm: ProducerStateManager, segments: Sequence[LogSegment], log_start_offset: int,
-                           log_end_offset: int) -> None:
+                           log_end_offset: int, snapshot_offsets: list[int] | None = None) -> None:
+    """`snapshot_offsets`: the snapshot files present, when the caller just listed the directory."""
     # Batches below the log start offset but still in the first segment count too (Kafka keeps that
     # segment's snapshot): replay from the first segment's base when there is no snapshot.
-    start = psm.load_latest_snapshot(segments[0].base_offset if segments else log_start_offset, log_end_offset)
+    start = psm.load_latest_snapshot(segments[0].base_offset if segments else log_start_offset, log_end_offset,
+                                     snapshot_offsets)
     for segment in segments:
         segment.txn_index.truncate_to(start)
+    if start >= log_end_offset:  # the snapshot is at the log end (a clean stop): no batch to replay
+        segments = ()
     for i, segment in enumerate(segments):
         next_base = segments[i + 1].base_offset if i + 1 < len(segments) else None
         if next_base is not None and next_base <= start:
