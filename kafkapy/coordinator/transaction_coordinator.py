@@ -99,7 +99,8 @@ class TransactionListing:
 
 class TransactionCoordinator:
     def __init__(self, broker_id: int, config: TransactionConfig, time: Time, state_manager: TransactionStateManager,
-                 producer_id_manager: Any, marker_sender: MarkerSender, metadata_cache: Any) -> None:
+                 producer_id_manager: Any, marker_sender: MarkerSender, metadata_cache: Any,
+                 close_marker_sender: Callable[[], None] | None = None) -> None:
         self.broker_id = broker_id
         self.config = config
         self.time = time
@@ -107,17 +108,20 @@ class TransactionCoordinator:
         self.producer_id_manager = producer_id_manager
         self.marker_manager = TransactionMarkerChannelManager(
             broker_id, metadata_cache, time, marker_sender, self._on_markers_written,
-            request_timeout_ms=config.request_timeout_ms)
+            request_timeout_ms=config.request_timeout_ms, close=close_marker_sender)
         self.is_active = False
         self._waiters: dict[str, list[_CompletionWaiter]] = {}
         self._waiters_lock = threading.Lock()
 
     @classmethod
     def create(cls, broker_id: int, kafka_config: Any, time: Time, replica_manager: Any, metadata_cache: Any,
-               producer_id_manager: Any, marker_sender: MarkerSender) -> TransactionCoordinator:
+               producer_id_manager: Any, marker_sender: MarkerSender,
+               close_marker_sender: Callable[[], None] | None = None) -> TransactionCoordinator:
+        """close_marker_sender: the marker network's close, called by shutdown before the sender thread is joined."""
         config = TransactionConfig.from_config(kafka_config)
         manager = TransactionStateManager(broker_id, config, time, replica_manager, metadata_cache)
-        return cls(broker_id, config, time, manager, producer_id_manager, marker_sender, metadata_cache)
+        return cls(broker_id, config, time, manager, producer_id_manager, marker_sender, metadata_cache,
+                   close_marker_sender)
 
     def startup(self) -> None:
         log.info("Starting up.")

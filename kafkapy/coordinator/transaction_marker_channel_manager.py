@@ -9,7 +9,9 @@ other error (no leader yet, NOT_LEADER_OR_FOLLOWER, timeouts, a broken connectio
 `retry_backoff_ms`. When every partition is done, `on_complete(pending)` writes CompleteCommit/CompleteAbort.
 
 The network is injected: `send(broker_id, WriteTxnMarkersRequest) -> Future[WriteTxnMarkersResponse]` (the
-server wires an inter-broker client); coordinator/ never opens sockets. No byte format.
+server wires an inter-broker client) and optionally its `close()`, which `shutdown` calls before joining the
+sender thread (Kafka's InterBrokerSendThread.shutdown: initiateClose, then awaitShutdown), so a send blocked on a
+frozen broker fails at once instead of holding shutdown; coordinator/ never opens sockets. No byte format.
 Thread-safety: one sender thread drains the per-broker queues; `add_txn_markers_to_send` may be called from
 any thread (it takes the manager's lock only).
 """
@@ -59,11 +61,12 @@ class PendingCompleteTxn:
 class TransactionMarkerChannelManager:
     def __init__(self, broker_id: int, metadata_cache: Any, time: Time, send: MarkerSender,
                  on_complete: Callable[[PendingCompleteTxn], None], request_timeout_ms: int = 30_000,
-                 retry_backoff_ms: int = 100) -> None:
+                 retry_backoff_ms: int = 100, close: Callable[[], None] | None = None) -> None:
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache
         self.time = time
         self._send = send
+        self._close_network = close
         self._on_complete = on_complete
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
@@ -93,6 +96,11 @@ class TransactionMarkerChannelManager:
             self._running = False
             self._cond.notify_all()
             thread = self._thread
+        if self._close_network is not None:  # first: fails a send blocked on a frozen broker
+            try:
+                self._close_network()
+            except Exception:
+                log.exception("Closing the marker sender's connections failed")
         if thread is not None and thread is not threading.current_thread():
             thread.join(5)
 

@@ -10,7 +10,8 @@ answers at once the same way, so no produce request waits on a backlog without b
 Bytes: Kafka's request frames (client.connection.BrokerConnection does the framing).
 
 Thread-safety: `verify` may be called from any handler thread; the sender thread is started on first use and owns
-the connections (one per coordinator broker); `shutdown` stops it and fails what is still queued.
+the connections (one per coordinator broker); `shutdown` closes the connections (failing a blocked exchange), stops
+the thread and fails what is still queued.
 """
 
 from __future__ import annotations
@@ -83,9 +84,12 @@ class AddPartitionsToTxnManager:
             callback(_all(question.partitions, ErrorCode.NETWORK_EXCEPTION))
 
     def shutdown(self, timeout_s: float = 5.0) -> None:
+        """Close the connections first (an exchange blocked on a frozen coordinator fails at once, as Kafka's
+        InterBrokerSendThread.shutdown closes its client before awaiting the thread), then join the thread."""
         with self._lock:
             self._stopped = True
             thread = self._thread
+        self._connections.close()
         if thread is not None:
             try:
                 self._queue.put_nowait(None)
@@ -99,7 +103,6 @@ class AddPartitionsToTxnManager:
                 break
             if question is not None:
                 question.callback(_all(question.partitions, ErrorCode.NETWORK_EXCEPTION))
-        self._connections.close()
 
     # -- the sender thread ----------------------------------------------------------------------------------
 

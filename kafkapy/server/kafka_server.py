@@ -89,7 +89,8 @@ def create_transaction_coordinator(services: BrokerServices) -> TransactionCoord
     sender = TxnMarkerSender(services.broker_id, config.inter_broker_listener_name(), services.metadata_cache,
                              txn_marker_sender_config(config, services.broker_id), inter_broker_client_security(config))
     return TransactionCoordinator.create(services.broker_id, config, services.time, services.replica_manager,
-                                         services.metadata_cache, producer_id_manager(services), sender.send)
+                                         services.metadata_cache, producer_id_manager(services), sender.send,
+                                         sender.close)
 
 
 def create_add_partitions_to_txn_manager(services: BrokerServices) -> AddPartitionsToTxnManager:
