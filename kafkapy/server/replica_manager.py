@@ -180,16 +180,14 @@ class ReplicaManager:
                                                                rate=lambda: self._alter_log_dirs_rate)
         # Told (dir, its partitions) after a log dir went offline: KafkaServer notifies the controller.
         self.log_dir_failure_listener: Callable[[str, list[TopicPartition]], None] | None = None
-        if log_manager is not None:
-            log_manager.on_log_dir_failure = self.handle_log_dir_failure
+        log_manager.on_log_dir_failure = self.handle_log_dir_failure
         self._shut_down = False
 
     # -- lifecycle --------------------------------------------------------------------------------------
 
     def startup(self) -> None:
         """Load the HW checkpoints (applied when a partition's log is opened, as Kafka's Partition does)."""
-        if self.log_manager is not None:
-            self._hw_checkpoints = self.log_manager.read_high_watermarks()
+        self._hw_checkpoints = self.log_manager.read_high_watermarks()
 
     def shutdown(self, checkpoint_hw: bool = True) -> None:
         if self._shut_down:
@@ -222,7 +220,7 @@ class ReplicaManager:
         partition = self._partitions.get(tp)
         if partition is not None:
             return partition
-        if self.metadata_cache is not None and self.metadata_cache.contains(tp):
+        if self.metadata_cache.contains(tp):
             raise NotLeaderOrFollowerError(f"Error while fetching partition state for {tp}")
         raise UnknownTopicOrPartitionError(f"Partition {tp} doesn't exist")
 
@@ -426,11 +424,8 @@ class ReplicaManager:
     def _leader_endpoint(self, leader: int, given: Mapping[int, Node]) -> Node | None:
         if leader < 0:
             return None
-        if self.metadata_cache is not None:
-            node = self.metadata_cache.get_alive_broker_node(leader, self.config.inter_broker_listener_name())
-            if node is not None:
-                return node
-        return given.get(leader)
+        node = self.metadata_cache.get_alive_broker_node(leader, self.config.inter_broker_listener_name())
+        return node if node is not None else given.get(leader)
 
     def stop_replicas(self, broker_id: int, controller_epoch: int,
                       states: Iterable[StopReplicaPartitionState]) -> dict[TopicPartition, int]:
@@ -462,7 +457,6 @@ class ReplicaManager:
             self._complete_delayed_requests(tp)
             if state.delete_partition:
                 self._set_offline(tp, False)
-            if state.delete_partition and self.log_manager is not None:
                 try:
                     self.log_manager.async_delete(tp)
                 except Exception:
@@ -477,8 +471,6 @@ class ReplicaManager:
     def update_topic_config(self, entity_type: str, name: str, configs: Mapping[str, str]) -> None:
         """The controller's on_config_change callback: new topic overrides, and dynamic broker configs (the
         cluster default `<default>` or this broker's own), reach the open logs at once."""
-        if self.log_manager is None:
-            return
         try:
             if entity_type == "topics":
                 self.log_manager.update_topic_config(name, configs)
@@ -707,7 +699,7 @@ class ReplicaManager:
         return None
 
     def _current_leader(self, tp: TopicPartition, error: KafkaError) -> tuple[int, int] | None:
-        if error.code != ErrorCode.NOT_LEADER_OR_FOLLOWER or self.metadata_cache is None:
+        if error.code != ErrorCode.NOT_LEADER_OR_FOLLOWER:
             return None
         state = self.metadata_cache.get_partition_state(tp)
         return (state.leader, state.leader_epoch) if state is not None else None
@@ -820,7 +812,7 @@ class ReplicaManager:
     def _on_append_io_error(self, tp: TopicPartition, error: OSError) -> None:
         partition = self._partitions.get(tp)
         current = partition.log if partition is not None else None
-        if current is not None and self.log_manager is not None:
+        if current is not None:
             self.log_manager.log_dir_failed(os.path.dirname(current.dir), error)
         else:
             log.error("Error while appending records to %s: %s", tp, error)
@@ -864,8 +856,6 @@ class ReplicaManager:
 
     def checkpoint_high_watermarks(self) -> None:
         """Write replication-offset-checkpoint in every log dir (the HW of each hosted log)."""
-        if self.log_manager is None:
-            return
         hws = {tp: p.high_watermark for tp, p in self._partitions.items() if p.log is not None}
         try:
             self.log_manager.checkpoint_high_watermarks(hws)
