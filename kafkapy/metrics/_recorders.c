@@ -150,7 +150,18 @@ static int queue_append(Queues *q, PyObject *ba, const int64_t *row, Py_ssize_t 
     return 0;
 }
 
+/* 0 when q was initialized and not cleared; else -1 with a RuntimeError (a __new__ without __init__, or a
+ * call reaching an object the collector has cleared). */
+static int queues_ready(const Queues *q) {
+    if (q->queues != NULL)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError, "recorder is not initialized");
+    return -1;
+}
+
 static PyObject *queues_drain(Queues *q) {
+    if (queues_ready(q) < 0)
+        return NULL;
     PyObject *fresh = PyDict_New();
     if (fresh == NULL)
         return NULL;
@@ -191,6 +202,8 @@ static PyObject *RowQueues_append(RowQueues *self, PyObject *const *args, Py_ssi
         PyErr_Format(PyExc_TypeError, "append takes a key and %zd ints", self->width);
         return NULL;
     }
+    if (queues_ready(&self->q) < 0)
+        return NULL;
     int64_t row[MAX_WIDTH];
     for (Py_ssize_t i = 0; i < self->width; i++) {
         row[i] = AS_INT64(args[i + 1]);
@@ -276,9 +289,6 @@ static int RequestRecorder_init(RequestRecorder *self, PyObject *args, PyObject 
     }
     if (queues_init(&self->q, limit, overflow) < 0)
         return -1;
-    self->plans = PyDict_New();
-    if (self->plans == NULL)
-        return -1;
     Py_INCREF(error_plan);
     self->error_plan = error_plan;
     Py_INCREF(slow_errors);
@@ -289,7 +299,8 @@ static int RequestRecorder_init(RequestRecorder *self, PyObject *args, PyObject 
     self->clock = clock;
     self->last_key = -1;
     self->last_queue = self->last_dict = NULL;
-    return 0;
+    self->plans = PyDict_New(); /* last: record() takes a set plans for a whole initialization */
+    return self->plans == NULL ? -1 : 0;
 }
 
 static int get_int64(PyObject *obj, PyObject *name, int64_t *out) {
@@ -333,7 +344,31 @@ static PyObject *items_of(PyObject *holder, PyObject *name) {
     return seq;
 }
 
-/* Count the body's NONE codes per the plan; *other set when any other code is seen. */
+/* 0 when plan is None or a tuple of (int kind, str outer, str inner) parts (inner read only by kind 2), as
+ * walk_plan reads it without checks; else -1 with a TypeError. Checked once per class, when the plan is cached. */
+static int check_plan(PyObject *plan) {
+    if (plan == Py_None)
+        return 0;
+    if (!PyTuple_Check(plan))
+        goto bad;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(plan); k++) {
+        PyObject *part = PyTuple_GET_ITEM(plan, k);
+        if (!PyTuple_Check(part) || PyTuple_GET_SIZE(part) != 3 || !PyLong_CheckExact(PyTuple_GET_ITEM(part, 0)) ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(part, 1)))
+            goto bad;
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(part, 0));
+        if (kind == -1 && PyErr_Occurred())
+            return -1;
+        if (kind != 0 && kind != 1 && !PyUnicode_Check(PyTuple_GET_ITEM(part, 2)))
+            goto bad;
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_TypeError, "error_plan must return a tuple of (kind, outer, inner) or None");
+    return -1;
+}
+
+/* Count the body's NONE codes per the plan (checked by check_plan); *other set when any other code is seen. */
 static int walk_plan(PyObject *body, PyObject *plan, int64_t *none, int *other) {
     Py_ssize_t parts = PyTuple_GET_SIZE(plan);
     for (Py_ssize_t k = 0; k < parts && !*other; k++) {
@@ -404,9 +439,8 @@ static int64_t none_count(RequestRecorder *self, PyObject *body, long long api_k
         plan = PyObject_CallOneArg(self->error_plan, cls);
         if (plan == NULL)
             return -1;
-        if (plan != Py_None && !PyTuple_Check(plan)) {
+        if (check_plan(plan) < 0) {
             Py_DECREF(plan);
-            PyErr_SetString(PyExc_TypeError, "error_plan must return a tuple of (kind, outer, inner) or None");
             return -1;
         }
         int rc = PyDict_SetItem(self->plans, cls, plan);
@@ -436,6 +470,11 @@ static int64_t none_count(RequestRecorder *self, PyObject *body, long long api_k
 static PyObject *RequestRecorder_record(RequestRecorder *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "record(ctx, body, send_start_ns, throttle_ms)");
+        return NULL;
+    }
+    if (queues_ready(&self->q) < 0 || self->plans == NULL) { /* plans: the field init sets last */
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "recorder is not initialized");
         return NULL;
     }
     PyObject *ctx = args[0], *body = args[1];
@@ -497,7 +536,8 @@ static PyObject *RequestRecorder_record(RequestRecorder *self, PyObject *const *
     Py_CLEAR(header);
     Py_CLEAR(frame);
     Py_CLEAR(exempt_obj);
-    long long key = (long long)(api_key << 16 | version << 1 | exempt);
+    /* unsigned shifts: a negative api_key or version (a client's header) shifted signed is undefined in C */
+    long long key = (long long)((uint64_t)api_key << 16 | (uint64_t)version << 1 | (uint64_t)exempt);
     PyObject *ba;
     if (key == self->last_key && self->last_dict == self->q.queues)
         ba = self->last_queue;

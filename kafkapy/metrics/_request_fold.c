@@ -13,25 +13,34 @@
  * scaled_rows(rows, indices, scales) -> [tuple of 8 floats per index]
  * The same derived values of the rows the reservoir picked, each column multiplied by scales[k].
  *
+ * The values are nanosecond clocks, sizes and counts, far from the int64 bounds; past them the arithmetic wraps
+ * (two's complement, defined here) where the Python reference's integers are exact. Rows are read with memcpy:
+ * any buffer alignment is fine.
  * Reads only the buffer it is given; runs with the GIL held (thread-safe).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #define ROW 8
 
-/* The derived values of row r (request_fold.row_values). */
-static void derive(const int64_t *r, int64_t *v) {
+/* Wrapping int64 arithmetic (signed overflow is undefined in C; these are defined). */
+static inline int64_t add64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t sub64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
+/* The derived values of the row at p (request_fold.row_values); r gets the row itself. */
+static void derive(const char *p, int64_t *r, int64_t *v) {
+    memcpy(r, p, ROW * sizeof(int64_t));
     int64_t start = r[0], dequeue = r[1] ? r[1] : r[0], handler = r[2], send = r[3], end = r[4];
-    int64_t remote = send - (dequeue + handler);
-    v[0] = end - start;
-    v[1] = dequeue - start;
+    int64_t remote = sub64(send, add64(dequeue, handler));
+    v[0] = sub64(end, start);
+    v[1] = sub64(dequeue, start);
     v[2] = handler;
     v[3] = remote > 0 ? remote : 0;
     v[4] = r[6];
     v[5] = 0;
-    v[6] = end - send;
+    v[6] = sub64(end, send);
     v[7] = r[5];
 }
 
@@ -45,22 +54,22 @@ static PyObject *request_stats(PyObject *self, PyObject *arg) {
         return NULL;
     }
     Py_ssize_t n = view.len / (ROW * (Py_ssize_t)sizeof(int64_t));
-    const int64_t *r = (const int64_t *)view.buf;
+    const char *p = (const char *)view.buf;
     int64_t mn[ROW], mx[ROW], sum[ROW], nones = 0;
     double sq[ROW];
     for (int k = 0; k < ROW; k++) {
         mn[k] = mx[k] = sum[k] = 0;
         sq[k] = 0.0;
     }
-    for (Py_ssize_t i = 0; i < n; i++, r += ROW) {
-        int64_t v[ROW];
-        derive(r, v);
-        nones += r[7];
+    for (Py_ssize_t i = 0; i < n; i++, p += ROW * sizeof(int64_t)) {
+        int64_t r[ROW], v[ROW];
+        derive(p, r, v);
+        nones = add64(nones, r[7]);
         for (int k = 0; k < ROW; k++) {
             int64_t x = v[k];
             if (i == 0 || x < mn[k]) mn[k] = x;
             if (i == 0 || x > mx[k]) mx[k] = x;
-            sum[k] += x;
+            sum[k] = add64(sum[k], x);
             sq[k] += (double)x * (double)x;
         }
     }
@@ -84,24 +93,25 @@ static PyObject *scaled_rows(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_TypeError, "scaled_rows(rows, indices, scales)");
         return NULL;
     }
+    /* Tuples (copies of lists): a __float__ or __index__ run below cannot shrink what is being read. */
     double scale[ROW];
-    PyObject *scales = PySequence_Fast(args[2], "scales must be a sequence");
+    PyObject *scales = PySequence_Tuple(args[2]);
     if (scales == NULL)
         return NULL;
-    if (PySequence_Fast_GET_SIZE(scales) != ROW) {
+    if (PyTuple_GET_SIZE(scales) != ROW) {
         Py_DECREF(scales);
         PyErr_SetString(PyExc_ValueError, "scales must hold 8 floats");
         return NULL;
     }
     for (int k = 0; k < ROW; k++) {
-        scale[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(scales, k));
+        scale[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(scales, k));
         if (scale[k] == -1.0 && PyErr_Occurred()) {
             Py_DECREF(scales);
             return NULL;
         }
     }
     Py_DECREF(scales);
-    PyObject *indices = PySequence_Fast(args[1], "indices must be a sequence");
+    PyObject *indices = PySequence_Tuple(args[1]);
     if (indices == NULL)
         return NULL;
     Py_buffer view;
@@ -109,10 +119,10 @@ static PyObject *scaled_rows(PyObject *self, PyObject *const *args, Py_ssize_t n
         Py_DECREF(indices);
         return NULL;
     }
-    Py_ssize_t rows = view.len / (ROW * (Py_ssize_t)sizeof(int64_t)), n = PySequence_Fast_GET_SIZE(indices);
+    Py_ssize_t rows = view.len / (ROW * (Py_ssize_t)sizeof(int64_t)), n = PyTuple_GET_SIZE(indices);
     PyObject *out = PyList_New(n);
     for (Py_ssize_t j = 0; out != NULL && j < n; j++) {
-        Py_ssize_t i = PyNumber_AsSsize_t(PySequence_Fast_GET_ITEM(indices, j), PyExc_IndexError);
+        Py_ssize_t i = PyNumber_AsSsize_t(PyTuple_GET_ITEM(indices, j), PyExc_IndexError);
         if (i == -1 && PyErr_Occurred()) {
             Py_CLEAR(out);
             break;
@@ -122,8 +132,8 @@ static PyObject *scaled_rows(PyObject *self, PyObject *const *args, Py_ssize_t n
             Py_CLEAR(out);
             break;
         }
-        int64_t v[ROW];
-        derive((const int64_t *)view.buf + i * ROW, v);
+        int64_t r[ROW], v[ROW];
+        derive((const char *)view.buf + i * ROW * (Py_ssize_t)sizeof(int64_t), r, v);
         PyObject *t = PyTuple_New(ROW);
         for (int k = 0; t != NULL && k < ROW; k++) {
             PyObject *f = PyFloat_FromDouble((double)v[k] * scale[k]);

@@ -28,8 +28,24 @@ static int uniform(PyObject *rnd, double *out) {
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* k distinct indices of 0..n-1, uniformly, into out. */
+/* An index in 0..m-1 (m >= 1) from u, whatever double rnd() returned: NaN and u <= 0 give 0, u >= 1 gives m - 1
+ * (a uniform in [0, 1) gives each index with probability 1/m; anything else must still stay in the array). */
+static Py_ssize_t index_below(double u, Py_ssize_t m) {
+    if (!(u > 0.0))
+        return 0;
+    double x = u * (double)m;
+    return x < (double)m ? (Py_ssize_t)x : m - 1;
+}
+
+/* After this many draws in a row that hit taken indices, the next free index after the last draw is taken:
+ * with a uniform rnd and fewer than half taken that happens with probability under 2^-64; it bounds the loop
+ * for a rnd that repeats itself. */
+#define MAX_MISSES 64
+
+/* k distinct indices of 0..n-1 (0 <= k <= n), uniformly, into out. */
 static int pick_indices(PyObject *rnd, Py_ssize_t n, Py_ssize_t k, Py_ssize_t *out) {
+    if (k <= 0)
+        return 0;
     if (2 * k >= n) { /* a partial Fisher-Yates shuffle: n is at most twice k here */
         Py_ssize_t *all = PyMem_Malloc((size_t)n * sizeof(Py_ssize_t));
         if (all == NULL) {
@@ -44,9 +60,7 @@ static int pick_indices(PyObject *rnd, Py_ssize_t n, Py_ssize_t k, Py_ssize_t *o
                 PyMem_Free(all);
                 return -1;
             }
-            Py_ssize_t j = i + (Py_ssize_t)(u * (double)(n - i));
-            if (j >= n)
-                j = n - 1;
+            Py_ssize_t j = i + index_below(u, n - i);
             Py_ssize_t t = all[i];
             all[i] = all[j];
             all[j] = t;
@@ -60,17 +74,21 @@ static int pick_indices(PyObject *rnd, Py_ssize_t n, Py_ssize_t k, Py_ssize_t *o
         PyErr_NoMemory();
         return -1;
     }
+    int misses = 0;
     for (Py_ssize_t i = 0; i < k;) {
         double u;
         if (uniform(rnd, &u) < 0) {
             PyMem_Free(seen);
             return -1;
         }
-        Py_ssize_t j = (Py_ssize_t)(u * (double)n);
-        if (j >= n)
-            j = n - 1;
-        if (seen[j >> 3] & (1 << (j & 7)))
-            continue;
+        Py_ssize_t j = index_below(u, n);
+        if (seen[j >> 3] & (1 << (j & 7))) {
+            if (++misses < MAX_MISSES)
+                continue;
+            while (seen[j >> 3] & (1 << (j & 7))) /* bounded: fewer than n are taken */
+                j = j + 1 < n ? j + 1 : 0;
+        }
+        misses = 0;
         seen[j >> 3] |= (unsigned char)(1 << (j & 7));
         out[i++] = j;
     }
@@ -83,13 +101,21 @@ static PyObject *draw(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "draw(n, weight, floor, size, rnd)");
         return NULL;
     }
+    /* each conversion checked before the next: none may run (a __float__, an __index__) with an error set */
     Py_ssize_t n = PyNumber_AsSsize_t(args[0], PyExc_OverflowError);
-    double weight = PyFloat_AsDouble(args[1]), floor_ = PyFloat_AsDouble(args[2]);
-    Py_ssize_t size = PyNumber_AsSsize_t(args[3], PyExc_OverflowError);
-    PyObject *rnd = args[4];
-    if (PyErr_Occurred())
+    if (n == -1 && PyErr_Occurred())
         return NULL;
-    Py_ssize_t most = n < size ? n : size;
+    double weight = PyFloat_AsDouble(args[1]);
+    if (weight == -1.0 && PyErr_Occurred())
+        return NULL;
+    double floor_ = PyFloat_AsDouble(args[2]);
+    if (floor_ == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t size = PyNumber_AsSsize_t(args[3], PyExc_OverflowError);
+    if (size == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *rnd = args[4];
+    Py_ssize_t most = n < size ? n : size; /* n or size below 0: nothing drawn, as range() draws nothing */
     if (most < 0)
         most = 0;
     double *prio = PyMem_Malloc((size_t)(most + 1) * sizeof(double));
