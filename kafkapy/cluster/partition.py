@@ -113,6 +113,9 @@ class Partition:
         self._maximal_isr: tuple[int, ...] = ()
         self._pending_isr: LeaderAndIsr | None = None  # the AlterPartition proposal in flight
         self._resend_pending_isr = False  # its last answer asked for a retry
+        # The proposal whose failure was logged at WARNING: its resends (one per follower fetch while the
+        # controller keeps failing them) log at DEBUG, so a stuck proposal is one line, not one per fetch.
+        self._failure_logged_for: LeaderAndIsr | None = None
         self._remote: dict[int, Replica] = {}
 
     # -- facts -------------------------------------------------------------------------------------------
@@ -475,7 +478,7 @@ class Partition:
     def _maybe_resend_pending_isr(self) -> None:
         proposed = self._pending_isr
         if self._resend_pending_isr and proposed is not None:
-            log.info("Retrying AlterPartition of %s to ISR %s", self.topic_partition, list(proposed.isr))
+            log.debug("Retrying AlterPartition of %s to ISR %s", self.topic_partition, list(proposed.isr))
             self._submit_pending_isr(proposed)
 
     def _submit_pending_isr(self, proposed: LeaderAndIsr) -> None:
@@ -511,8 +514,10 @@ class Partition:
                 log.info("AlterPartition of %s to ISR %s refused (%r); the proposal stays in flight until a "
                          "newer LeaderAndIsr", self.topic_partition, list(proposed.isr), result)
             else:
-                log.warning("AlterPartition of %s to ISR %s failed (%r); it will be sent again",
-                            self.topic_partition, list(proposed.isr), result)
+                level = logging.DEBUG if self._failure_logged_for is proposed else logging.WARNING
+                self._failure_logged_for = proposed
+                log.log(level, "AlterPartition of %s to ISR %s failed (%r); it will be sent again",
+                        self.topic_partition, list(proposed.isr), result)
                 self._resend_pending_isr = True
             return False
 

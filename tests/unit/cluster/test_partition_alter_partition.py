@@ -5,6 +5,7 @@ with a newer partition epoch supersedes the proposal. Includes the issue-20 case
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from concurrent.futures import Future
@@ -169,6 +170,30 @@ def test_other_error_is_retried(env) -> None:
     assert len(controller.sent) == 2 and controller.sent[1][0] == controller.sent[0][0]
     controller.sent[1][1].set_result(LeaderAndIsr(L, 3, (L, C, R), partition_epoch=8))
     assert p.isr == (L, C, R) and not p.isr_change_pending
+
+
+def test_a_failing_proposal_logs_once_however_many_follower_fetches_resend_it(env, caplog) -> None:
+    """Each follower fetch resends a proposal the controller failed; the failure is logged once per proposal
+    (WARNING), the resends and their failures at DEBUG; a new proposal is logged again."""
+    time, p, controller = env
+    leader_with_r_rejoining(time, p, controller)
+    caplog.set_level(logging.INFO, logger="kafka.cluster.Partition")
+    controller.sent[0][1].set_result({TP: NotControllerError("moved")})
+    for n in range(1, 11):
+        p.update_follower_fetch_state(R, 2)
+        controller.sent[n][1].set_result({TP: NotControllerError("moved")})
+    assert len(controller.sent) == 11 and {s[0] for s in controller.sent} == {controller.sent[0][0]}
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, "AlterPartition of t-0 to ISR [0, 2, 1] failed (NotControllerError('moved')); "
+                          "it will be sent again")]
+    # A LeaderAndIsr resets the proposal; the next one's failure is a new line.
+    caplog.clear()
+    p.make_leader(leader_state((L, C), 8))
+    p.update_follower_fetch_state(R, 2)
+    controller.sent[-1][1].set_result({TP: NotControllerError("moved")})
+    p.update_follower_fetch_state(R, 2)
+    controller.sent[-1][1].set_result({TP: NotControllerError("moved")})
+    assert [r.levelno for r in caplog.records if r.levelno >= logging.INFO] == [logging.WARNING]
 
 
 def test_pending_shrink_keeps_waiting_for_the_leaving_replica(env) -> None:
