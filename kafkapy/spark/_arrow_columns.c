@@ -15,13 +15,17 @@
  *   Arrow's layout: int32 offsets (rows + 1), the field bytes back to back, a validity bitmap (LSB first)
  *   or None when no value is null, int64 offsets, int64 microsecond timestamps (LogAppendTime batches
  *   carry their max timestamp), int32 timestamp types. Positions are checked against the arena (a bad
- *   walk raises ValueError); more than 2 GiB of keys or values raises OverflowError.
+ *   walk raises ValueError); more than 2 GiB of keys or values raises OverflowError. walks and facts must be
+ *   8-byte aligned (an array('q') is). Offsets and timestamps wrap past the int64 bounds, as Arrow's add and
+ *   multiply kernels do (two's complement, defined here: signed overflow in C is not).
  * Reads only the buffers it is given; thread-safe (runs with the GIL held).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+static inline int64_t add64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
 typedef struct {
     int64_t pos_col, len_col;
@@ -67,6 +71,10 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     PyObject *offsets = NULL, *ts = NULL, *ts_type = NULL;
     const unsigned char *a = (const unsigned char *)arena.buf;
     const int64_t *w = (const int64_t *)walks.buf, *fa = (const int64_t *)facts.buf;
+    if ((uintptr_t)walks.buf % sizeof(int64_t) || (uintptr_t)facts.buf % sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "walks and facts must be aligned int64 buffers");
+        goto done;
+    }
     Py_ssize_t n = walks.len / 8 / (ncols > 0 ? ncols : 1), nbatches = facts.len / 8 / 5;
     int64_t maxcol = key_pos;
     int64_t cols[6] = {key_pos, key_len, value_pos, value_len, offset_delta, ts_delta};
@@ -80,13 +88,13 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     Py_ssize_t rows = 0, r = 0;
     for (Py_ssize_t b = 0; b < nbatches; b++) {
         int64_t count = fa[5 * b], base = fa[5 * b + 1];
-        if (count < 0 || r + count > n) {
+        if (count < 0 || count > n - r) { /* not r + count: that can wrap past the int64 bound */
             PyErr_SetString(PyExc_ValueError, "batch record counts exceed the walked records");
             goto done;
         }
         for (int64_t i = 0; i < count; i++, r++) {
             const int64_t *rec = w + r * ncols;
-            int64_t off = base + rec[offset_delta];
+            int64_t off = add64(base, rec[offset_delta]);
             if (off < start_offset || (end_offset >= 0 && off >= end_offset)) continue;
             rows++;
             for (int k = 0; k < 2; k++) {
@@ -97,8 +105,9 @@ static PyObject *columns(PyObject *self, PyObject *args) {
                     PyErr_Format(PyExc_ValueError, "record field at %lld (+%lld) is outside the %zd-byte arena",
                                  (long long)p, (long long)len, arena.len);
                     goto done;
-                } else {
-                    fields[k].total += len;
+                } else if ((fields[k].total += len) > INT32_MAX) { /* stop before the sum can wrap */
+                    PyErr_SetString(PyExc_OverflowError, "more than 2 GiB of keys or values in one Arrow batch");
+                    goto done;
                 }
             }
         }
@@ -127,13 +136,13 @@ static PyObject *columns(PyObject *self, PyObject *args) {
         int log_append = fa[5 * b + 3] != 0;
         for (int64_t i = 0; i < count; i++, r++) {
             const int64_t *rec = w + r * ncols;
-            int64_t off = base + rec[offset_delta];
+            int64_t off = add64(base, rec[offset_delta]);
             if (off < start_offset || (end_offset >= 0 && off >= end_offset)) continue;
             fill_field(&fields[0], a, rec, row, &cursor[0]);
             fill_field(&fields[1], a, rec, row, &cursor[1]);
             o[row] = off;
             /* Wrapping as Arrow's multiply kernel does not: int64 milliseconds never reach the bound. */
-            t[row] = (int64_t)((uint64_t)(log_append ? max_ts : base_ts + rec[ts_delta]) * 1000u);
+            t[row] = (int64_t)((uint64_t)(log_append ? max_ts : add64(base_ts, rec[ts_delta])) * 1000u);
             tt[row] = log_append;
             row++;
         }
