@@ -16,7 +16,9 @@ one `<topic>-<partition>`, and swaps them in the map. A future dir found at star
 future log when its current log is in another dir (the move resumes once the partition is hosted), else left
 alone. A log dir whose I/O fails goes offline (KIP-112:
 `mark_log_dir_offline`): its logs are dropped and closed, nothing is written to it again, partitions it held
-cannot be created elsewhere until a restart, and `on_log_dir_failure(dir)` tells the broker.
+cannot be created elsewhere until a restart, and `on_log_dir_failure(dir)` tells the broker. When the failing dir
+is the last one online, the broker halts with exit status 1 (Kafka's "Shutdown broker because all log dirs in ...
+have failed", common/exit.halt).
 
 Thread-safety: one lock guards the partition map and the per-dir log counts, held only for map updates;
 creating or deleting one partition's log also holds that partition's stripe of `_creation_locks`, so a
@@ -39,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafkapy.common.errors import LogDirNotFoundError, ReplicaNotAvailableError
+from kafkapy.common.exit import halt
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.storage.checkpoint_file import (
@@ -531,6 +534,11 @@ class LogManager:
         if path not in self.log_dirs or path in self._offline_dirs:
             return
         log.error("Error while writing to log dir %s: %s", path, error)
+        if self._offline_dirs | {path} >= set(self.log_dirs):
+            # Kafka's LogManager.handleLogDirFailure: a broker without a live log dir cannot serve anything.
+            log.critical("Shutdown broker because all log dirs in %s have failed", ", ".join(self.log_dirs))
+            halt(1)
+            return  # only a test's halt procedure returns
         self.mark_log_dir_offline(path)
         if self.on_log_dir_failure is not None:
             self.on_log_dir_failure(path)
