@@ -99,7 +99,8 @@ def test_compiled_columns_equal_the_model_on_walked_and_corrupted_inputs() -> No
             target = walks if rng.random() < 0.7 else facts
             for _ in range(rng.randint(1, 3)):
                 i = rng.randrange(len(target))
-                target[i] = rng.choice(EXTREMES + (len(arena), len(arena) + 1, target[i] + rng.randrange(-3, 4)))
+                near = wrap(target[i] + rng.randrange(-3, 4))
+                target[i] = rng.choice(EXTREMES + (len(arena), len(arena) + 1, near))
         start, end = rng.choice(((0, -1), (6, 9), (-(1 << 63), -1), (1 << 40, (1 << 40) + 3)))
         try:
             want = model(arena, walks, facts, start, end)
