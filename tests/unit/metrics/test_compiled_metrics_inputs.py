@@ -140,3 +140,95 @@ def test_recorders_never_initialized_raise() -> None:
         rec.record(_ctx(), None, 1, 0)
     with pytest.raises(RuntimeError):
         rec.drain()
+
+
+def _slot_classes(rng: random.Random) -> tuple[Any, ...]:
+    req = type("Req", (), {"__slots__": ("start_ns", "dequeue_ns", "frame")})
+    members = {name: req.__dict__[name] for name in req.__slots__}
+    if rng.random() < 0.3:  # a subclass: the slots at its base's offsets
+        req = type("SubReq", (req,), {"__slots__": ("extra",)})
+    hdr = type("Hdr", (), {"__slots__": ("api_key", "api_version")} if rng.random() < 0.8 else {})
+    ctx = type("Ctx", (), {"__slots__": ("request", "header", "handler_ns", "quota_exempt")})
+    part = type("Part", (), {"__slots__": ("error_code",)})
+    topic = type("Topic", (), {"__slots__": ("partitions", "error_code")})
+    body = type("Body", (), {"__slots__": ("error_code", "topics")})
+    return req, members, hdr, ctx, part, topic, body
+
+
+def _body_plan(cls: type) -> Any:
+    return ((0, "error_code", ""), (1, "topics", ""), (2, "topics", "partitions")) if cls.__name__ == "Body" else None
+
+
+@needs_recorders
+def test_compiled_recorder_equals_the_python_one_while_slot_classes_change() -> None:
+    """RequestRecorder (C, with its slot-offset cache) and RequestRecorderPy record the same rows, or raise the
+    same exception, while __slots__ classes are created and dropped (a new type may take a freed one's address),
+    class attributes shadow a slot and are removed again (each a new version tag: a cached offset must not be
+    used), slots are left empty, and overflow drains the compiled recorder in the middle of its calls."""
+    rng = random.Random(20)
+    tick = [0]
+
+    def clock() -> int:
+        tick[0] += 1
+        return tick[0]
+
+    drained: list[dict] = []
+    compiled = recorders._compiled.RequestRecorder(3, lambda: drained.append(compiled.drain()), _body_plan,
+                                                   lambda k, b: 7, lambda c, t: None, clock)
+    python = recorders.RequestRecorderPy(1 << 30, None, _body_plan, lambda k, b: 7, lambda c, t: None, clock)
+    classes = _slot_classes(rng)
+    raised = 0
+    for n in range(4_000):
+        if rng.random() < 0.02:
+            classes = _slot_classes(rng)
+        req_cls, members, hdr_cls, ctx_cls, part_cls, topic_cls, body_cls = classes
+        name = rng.choice(("start_ns", "dequeue_ns"))
+        if rng.random() < 0.02:
+            setattr(req_cls, name, property(lambda self: 123))
+        elif rng.random() < 0.02 and isinstance(req_cls.__dict__.get(name), property):
+            delattr(req_cls, name)
+        req, hdr, ctx = req_cls(), hdr_cls(), ctx_cls()
+        members["start_ns"].__set__(req, rng.randrange(1 << 40))
+        members["dequeue_ns"].__set__(req, rng.choice((0, None, 5)))
+        members["frame"].__set__(req, rng.randbytes(rng.randrange(4)))
+        hdr.api_key, hdr.api_version = rng.choice((0, 1, 3, -1, 32767)), rng.choice((0, 1, -1, 12))
+        ctx.request, ctx.header, ctx.handler_ns, ctx.quota_exempt = req, hdr, rng.randrange(100), rng.random() < 0.5
+        if rng.random() < 0.03:
+            try:
+                delattr(rng.choice((req, hdr, ctx)), rng.choice(("start_ns", "api_key", "handler_ns", "frame")))
+            except (AttributeError, TypeError):
+                pass
+        body = None
+        if rng.random() < 0.8:
+            body = body_cls()
+            body.error_code = rng.choice((0, 0, 0, None, 3))
+            topics = []
+            for _ in range(rng.randrange(4)):
+                t = topic_cls()
+                t.error_code = rng.choice((0, 0, None, 1))
+                t.partitions = []
+                for _ in range(rng.randrange(4)):
+                    p = part_cls()
+                    p.error_code = rng.choice((0, 0, 0, None, 6))
+                    t.partitions.append(p)
+                topics.append(t)
+            body.topics = rng.choice((topics, tuple(topics), None))
+        outcomes = []
+        for rec in (compiled, python):
+            before = tick[0]
+            try:
+                rec.record(ctx, body, 50, 0)
+                outcomes.append("ok")
+            except Exception as e:  # compared: the same exception from both
+                outcomes.append(type(e).__name__)
+            if rec is compiled:
+                tick[0] = before  # both read the same clock value
+        assert outcomes[0] == outcomes[1], (n, outcomes)
+        raised += outcomes[0] != "ok"
+    drained.append(compiled.drain())
+    got: dict[int, bytes] = {}
+    for d in drained:
+        for key, rows in d.items():
+            got[key] = got.get(key, b"") + bytes(rows)
+    assert got == {key: bytes(rows) for key, rows in python.drain().items()}
+    assert 50 < raised < 400 and len(got) > 10
