@@ -28,6 +28,7 @@ from kafkapy.server.replication_quota_manager import ReplicationQuotaManager
 # The fetcher thread's module loads with the first follower partition (start-up time: a single node has none).
 if TYPE_CHECKING:
     from kafkapy.server.replica_fetcher_thread import (
+        AppendIoErrorHandler,
         InitialFetchState,
         PartitionFetchState,
         PartitionProvider,
@@ -46,10 +47,13 @@ class ReplicaFetcherManager:
     topic_stats: BrokerTopicStats = DISABLED_TOPIC_STATS  # given to each fetcher thread (broker_metrics.py)
 
     def __init__(self, broker_id: int, config: KafkaConfig, partitions: PartitionProvider,
-                 quota: ReplicationQuotaManager, time: Time = SYSTEM) -> None:
+                 quota: ReplicationQuotaManager, time: Time = SYSTEM,
+                 on_append_io_error: AppendIoErrorHandler | None = None) -> None:
+        """on_append_io_error: given to every fetcher thread (a follower append's I/O error takes its dir offline)."""
         self.broker_id = broker_id
         self._config = config
         self._partitions = partitions
+        self._on_append_io_error = on_append_io_error
         self._quota = quota
         self._time = time
         self.num_fetchers = max(1, config.get_int("num.replica.fetchers"))
@@ -81,7 +85,7 @@ class ReplicaFetcherManager:
                     thread = None
                 if thread is None:
                     thread = ReplicaFetcherThread(key[1], leader, self.broker_id, self._config, self._partitions,
-                                                  self._quota, self._time)
+                                                  self._quota, self._time, self._on_append_io_error)
                     thread.topic_stats = self.topic_stats
                     self._threads[key] = thread
                     thread.start()

@@ -17,7 +17,9 @@ follower's HW becomes min(leader HW, its log end) and its log start follows the 
 OFFSET_OUT_OF_RANGE: if the leader's log end is below ours, truncate to it; else start over at the
 leader's log start offset (ListOffsets). Other partition errors delay that partition by
 `replica.fetch.backoff.ms`, a connection failure delays all of them (the controller's next LeaderAndIsr
-re-points a partition at its new leader). Throttled replicas that are not in sync are left out of the
+re-points a partition at its new leader). An append that fails with an I/O error drops the partition from this
+thread (Kafka's markPartitionFailed) and hands the error to `on_append_io_error`, which takes the log dir offline
+(KIP-112) as a leader's failed append does. Throttled replicas that are not in sync are left out of the
 fetch while the follower quota is exceeded, and their bytes are recorded against it.
 
 Bytes: Kafka's Fetch / OffsetForLeaderEpoch / ListOffsets messages through the thread's BrokerBlockingSender
@@ -64,6 +66,7 @@ LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 
 PartitionProvider = Callable[[TopicPartition], "Partition | None"]
+AppendIoErrorHandler = Callable[[TopicPartition, OSError], None]
 
 
 class FetchState(enum.Enum):
@@ -101,12 +104,15 @@ class ReplicaFetcherThread(threading.Thread):
     topic_stats: BrokerTopicStats = DISABLED_TOPIC_STATS  # ReplicationBytesInPerSec (set by the manager)
 
     def __init__(self, fetcher_id: int, source: Node, broker_id: int, config: KafkaConfig,
-                 partitions: PartitionProvider, quota: ReplicationQuotaManager, time: Time = SYSTEM) -> None:
+                 partitions: PartitionProvider, quota: ReplicationQuotaManager, time: Time = SYSTEM,
+                 on_append_io_error: AppendIoErrorHandler | None = None) -> None:
+        """on_append_io_error(tp, error): an append's I/O error (the replica manager takes the log dir offline)."""
         super().__init__(name=f"ReplicaFetcherThread-{fetcher_id}-{source.id}", daemon=True)
         self.fetcher_id = fetcher_id
         self.source = source
         self.broker_id = broker_id
         self._partitions = partitions
+        self._on_append_io_error = on_append_io_error
         self._quota = quota
         self._time = time
         self._max_wait_ms = config.get_int("replica.fetch.wait.max.ms")
@@ -366,6 +372,7 @@ class ReplicaFetcherThread(threading.Thread):
             return
         out_of_range: dict[TopicPartition, PartitionFetchState] = {}
         errors: list[TopicPartition] = []
+        io_errors: list[tuple[TopicPartition, PartitionFetchState, OSError]] = []
         throttled_bytes = 0
         with self._lock:
             if not self._running:
@@ -377,7 +384,11 @@ class ReplicaFetcherThread(threading.Thread):
                     if sent is None or self._states.get(tp) != sent:
                         continue  # removed or re-pointed meanwhile: this answer is stale
                     if pd.error_code == ErrorCode.NONE:
-                        throttled_bytes += self._apply_partition_data(tp, sent, pd)
+                        try:
+                            throttled_bytes += self._apply_partition_data(tp, sent, pd)
+                        except OSError as e:  # Kafka's KafkaStorageException: markPartitionFailed
+                            self._states.pop(tp, None)
+                            io_errors.append((tp, sent, e))
                     elif pd.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
                         out_of_range[tp] = sent
                     else:
@@ -387,6 +398,11 @@ class ReplicaFetcherThread(threading.Thread):
                         errors.append(tp)
         if throttled_bytes:
             self._quota.record(throttled_bytes)
+        for tp, sent, io_error in io_errors:  # outside the partition map lock: a dir going offline removes fetchers
+            log.error("[%s] Error while processing data for partition %s at offset %d: %r", self.name, tp,
+                      sent.fetch_offset, io_error)
+            if self._on_append_io_error is not None:
+                self._on_append_io_error(tp, io_error)
         if errors:
             self._delay(errors, fetched)
         for tp, sent in out_of_range.items():

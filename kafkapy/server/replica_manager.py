@@ -175,7 +175,7 @@ class ReplicaManager:
         self.follower_quota = ReplicationQuotaManager(num_windows=window_num, window_size_s=window_s, time=time)
         self._update_replication_quotas()
         self.replica_fetcher_manager = ReplicaFetcherManager(self.broker_id, config, self.get_partition,
-                                                             self.follower_quota, time)
+                                                             self.follower_quota, time, self._on_append_io_error)
         self.alter_log_dirs_thread = ReplicaAlterLogDirsThread(self.broker_id, self.get_partition, log_manager,
                                                                rate=lambda: self._alter_log_dirs_rate)
         # Told (dir, its partitions) after a log dir went offline: KafkaServer notifies the controller.
