@@ -116,23 +116,45 @@ static int queues_init(Queues *q, Py_ssize_t limit, PyObject *overflow) {
     return 0;
 }
 
-/* key's bytearray in the current dict (borrowed), created on first use. */
+/* 0 when q was initialized and not cleared; else -1 with a RuntimeError (a __new__ without __init__, or a
+ * call reaching an object the collector has cleared). */
+static int queues_ready(const Queues *q) {
+    if (q->queues != NULL)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError, "recorder is not initialized");
+    return -1;
+}
+
+/* key's bytearray in the current dict (borrowed: q->queues holds it), created on first use. A key's __hash__ or
+ * __eq__ (any hashable key) runs Python code, which may drain: the dict looked up is held while it is searched
+ * (a drained dict dropped mid-lookup was freed under the lookup), and the lookup is redone in the new dict. */
+#define QUEUE_LOOKUPS 8 /* a key whose lookups always drain gets a RuntimeError, not an endless loop */
 static PyObject *queue_for(Queues *q, PyObject *key) {
-    for (;;) {
+    for (int attempt = 0; attempt < QUEUE_LOOKUPS; attempt++) {
         PyObject *d = q->queues;
+        if (d == NULL)
+            break; /* cleared by a callback: queues_ready's error below */
+        Py_INCREF(d);
         PyObject *ba = PyDict_GetItemWithError(d, key);
-        if (ba != NULL || PyErr_Occurred())
-            return ba;
-        ba = PyByteArray_FromStringAndSize(NULL, 0);
+        if (ba == NULL && !PyErr_Occurred()) {
+            ba = PyByteArray_FromStringAndSize(NULL, 0);
+            if (ba != NULL) {
+                int rc = PyDict_SetItem(d, key, ba);
+                Py_DECREF(ba); /* d holds it */
+                if (rc < 0)
+                    ba = NULL;
+            }
+        }
+        int current = q->queues == d;
+        Py_DECREF(d);
         if (ba == NULL)
             return NULL;
-        int rc = PyDict_SetItem(d, key, ba);
-        Py_DECREF(ba);
-        if (rc < 0)
-            return NULL;
-        if (q->queues == d) /* an allocation may have run a collection, Python code, another thread's drain */
+        if (current) /* d is still q's, so ba lives */
             return ba;
     }
+    if (queues_ready(q) == 0)
+        PyErr_SetString(PyExc_RuntimeError, "the queues were drained during every lookup of the key");
+    return NULL;
 }
 
 /* Append one row to ba (no Python code runs) and call overflow past the limit. */
@@ -148,15 +170,6 @@ static int queue_append(Queues *q, PyObject *ba, const int64_t *row, Py_ssize_t 
         Py_DECREF(r);
     }
     return 0;
-}
-
-/* 0 when q was initialized and not cleared; else -1 with a RuntimeError (a __new__ without __init__, or a
- * call reaching an object the collector has cleared). */
-static int queues_ready(const Queues *q) {
-    if (q->queues != NULL)
-        return 0;
-    PyErr_SetString(PyExc_RuntimeError, "recorder is not initialized");
-    return -1;
 }
 
 static PyObject *queues_drain(Queues *q) {

@@ -232,3 +232,37 @@ def test_compiled_recorder_equals_the_python_one_while_slot_classes_change() -> 
             got[key] = got.get(key, b"") + bytes(rows)
     assert got == {key: bytes(rows) for key, rows in python.drain().items()}
     assert 50 < raised < 400 and len(got) > 10
+
+
+@needs_recorders
+def test_row_queues_survive_a_key_that_drains_during_its_lookup() -> None:
+    """Any hashable key: one whose __hash__ or __eq__ drains the queues (and drops them) mid-lookup freed the
+    dict being searched. Now the row lands in the fresh queues, and a key that drains at every lookup gets
+    RuntimeError."""
+    queues = recorders._compiled.RowQueues(1, 100)
+    budget = [0]  # drains left to the __eq__ of any Draining key
+    drains = [0]
+
+    def drain() -> None:
+        if budget[0]:
+            budget[0] -= 1
+            drains[0] += 1
+            queues.drain()  # the dict under lookup is handed over and dropped here
+
+    class Draining:
+        def __hash__(self) -> int:
+            drain()
+            return 1
+
+        def __eq__(self, other: object) -> bool:
+            drain()
+            return False
+
+    queues.append(Draining(), 1)
+    budget[0] = 2
+    queues.append(Draining(), 2)  # __hash__ and __eq__ drain in the first lookup: the row goes to the next
+    assert drains[0] == 2 and [bytes(v) for v in queues.drain().values()] == [array("q", [2]).tobytes()]
+    queues.append(Draining(), 3)
+    budget[0] = 1_000
+    with pytest.raises(RuntimeError):
+        queues.append(Draining(), 4)
