@@ -16,8 +16,12 @@ $(BIN)/python:
 	$(BIN)/python -m compileall -q kafkapy
 	touch $@
 
+# The test extra's install is a superset of .stamp-install's, so it stands for it too: without that, the first
+# `make run` in the suite (tests/interop/test_make_run.py) would reinstall the package inside the timed test run.
 .stamp-test-deps: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e '.[test,spark]'
+	$(BIN)/python -m compileall -q kafkapy
+	touch .stamp-install
 	@command -v kcat >/dev/null 2>&1 && [ -e /usr/share/zookeeper/bin/zkServer.sh -o -e /usr/share/java/zookeeper.jar ] || \
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq kcat zookeeper >/dev/null; }
 	@command -v java >/dev/null 2>&1 || \
