@@ -15,9 +15,12 @@ Lifetimes: max = min(requested, `delegation.token.max.lifetime.ms`) (<= 0: the c
 `delegation.token.expiry.time.ms` capped at max; renew sets now + period (< 0: the expiry config) capped
 at max; expire with a negative period deletes the token at once. Expired tokens are never used and are
 removed by `expire_tokens()` (run at most every `delegation.token.expiry.check.interval.ms`, on the
-broker's token requests). Reads go to the store every time (a token created on one broker works on every
-broker at once); a broker has one manager (BrokerServices.delegation_token_manager), whose lock serialises its
-mutations. Thread-safe.
+broker's token requests). Token information is read from the store every time (a token created on one broker
+works on every broker at once). Renew and expire find the token presented by its HMAC through an index
+(Kafka's DelegationTokenCache hmac -> tokenId map): each token id's HMAC is computed once, when this broker
+creates the token or first sees its id in the store; a miss re-lists the ids and hashes only the new ones, so
+a request costs no HMAC per stored token, and the match is confirmed with hmac.compare_digest. A broker has one
+manager (BrokerServices.delegation_token_manager), whose lock serialises its mutations. Thread-safe.
 """
 
 from __future__ import annotations
@@ -158,6 +161,10 @@ class DelegationTokenManager:
         # not per login; keyed by the password too, so a token re-created under a new secret never matches.
         self._credentials: OrderedDict[tuple[str, str, str], scram.ScramCredential] = OrderedDict()
         self._credential_lock = threading.Lock()
+        # The HMAC index: token id -> HMAC and HMAC -> token id, for the ids this broker has seen in the store.
+        self._hmac_by_id: dict[str, bytes] = {}
+        self._id_by_hmac: dict[bytes, str] = {}
+        self._index_lock = threading.Lock()
         self._last_sweep_ms = -(2**62)
 
     @property
@@ -165,8 +172,33 @@ class DelegationTokenManager:
         return self.secret_key is not None
 
     def _hmac(self, token_id: str) -> bytes:
-        assert self.secret_key is not None
-        return create_hmac(token_id, self.secret_key)
+        """The token id's HMAC, from the index (computed and indexed on first use)."""
+        with self._index_lock:
+            mac = self._hmac_by_id.get(token_id)
+        if mac is None:
+            assert self.secret_key is not None
+            mac = create_hmac(token_id, self.secret_key)
+            with self._index_lock:
+                self._hmac_by_id[token_id] = mac
+                self._id_by_hmac[mac] = token_id
+        return mac
+
+    def _unindex(self, token_id: str) -> None:
+        with self._index_lock:
+            mac = self._hmac_by_id.pop(token_id, None)
+            if mac is not None:
+                self._id_by_hmac.pop(mac, None)
+
+    def _reindex(self) -> None:
+        """Index the store's token ids: HMACs of ids not seen yet, forget ids that are gone."""
+        ids = set(self._tokens.ids())
+        with self._index_lock:
+            gone = [token_id for token_id in self._hmac_by_id if token_id not in ids]
+            new = [token_id for token_id in ids if token_id not in self._hmac_by_id]
+        for token_id in gone:
+            self._unindex(token_id)
+        for token_id in new:
+            self._hmac(token_id)
 
     def _require_enabled(self) -> None:
         if not self.enabled:
@@ -187,10 +219,18 @@ class DelegationTokenManager:
         return DelegationToken(info, self._hmac(token_id))
 
     def _by_hmac(self, mac: bytes) -> TokenInformation | None:
-        for token_id in self._tokens.ids():
-            if hmac_lib.compare_digest(self._hmac(token_id), mac):
-                return self._tokens.get(token_id)
-        return None
+        with self._index_lock:
+            token_id = self._id_by_hmac.get(mac)
+        if token_id is None:  # perhaps created on another broker since: index the new ids, then look again
+            self._reindex()
+            with self._index_lock:
+                token_id = self._id_by_hmac.get(mac)
+        if token_id is None or not hmac_lib.compare_digest(self._hmac(token_id), mac):
+            return None
+        info = self._tokens.get(token_id)
+        if info is None:  # deleted (on any broker)
+            self._unindex(token_id)
+        return info
 
     def renew(self, principal: KafkaPrincipal, mac: bytes, renew_period_ms: int) -> int:
         """The new expiry timestamp; raises Kafka's token errors."""
@@ -213,6 +253,7 @@ class DelegationTokenManager:
             now = self._now_ms()
             if expiry_period_ms < 0:
                 self._tokens.delete(info.token_id)
+                self._unindex(info.token_id)
                 log.info("Token expired for token: %s for owner: %s", info.token_id, info.owner)
                 return now
             if info.expired(now):
@@ -275,4 +316,5 @@ class DelegationTokenManager:
                 if info is not None and info.expired(now):
                     log.info("Delegation token expired for token: %s for owner: %s", token_id, info.owner)
                     self._tokens.delete(token_id)
+                    self._unindex(token_id)
 

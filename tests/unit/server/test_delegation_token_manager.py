@@ -28,14 +28,17 @@ ALICE, BOB, CAROL = (KafkaPrincipal.user(n) for n in ("alice", "bob", "carol"))
 HOUR = 3600000
 
 
+def token_config(log_dir: str) -> KafkaConfig:
+    return KafkaConfig({"log.dirs": log_dir, "delegation.token.secret.key": "k",
+                        "delegation.token.max.lifetime.ms": str(HOUR), "delegation.token.expiry.time.ms": "600000",
+                        "delegation.token.expiry.check.interval.ms": "1000"})
+
+
 @pytest.fixture
 def env(tmp_path):
     time = MockTime()
     store = LocalMetadataStore(str(tmp_path))
-    config = KafkaConfig({"log.dirs": str(tmp_path), "delegation.token.secret.key": "k",
-                          "delegation.token.max.lifetime.ms": str(HOUR), "delegation.token.expiry.time.ms": "600000",
-                          "delegation.token.expiry.check.interval.ms": "1000"})
-    yield DelegationTokenManager(config, store, time.milliseconds), time, store
+    yield DelegationTokenManager(token_config(str(tmp_path)), store, time.milliseconds), time, store
     store.close()
 
 
@@ -99,6 +102,53 @@ def test_token_scram_credential_is_derived_from_the_hmac(env):
     assert credential == expected
     assert manager.scram_credential("SCRAM-SHA-512", "unknown") is None
     assert manager.scram_credential("SCRAM-SHA-512", "../x") is None
+
+
+def test_renew_and_expire_find_the_token_by_its_hmac_without_hashing_every_token(env, tmp_path, monkeypatch):
+    """The HMAC index: a request costs no HMAC per stored token. This broker's own tokens are indexed when created
+    (0 HMACs per renew/expire); a token created on another broker costs exactly 1 (its id, once); a wrong HMAC
+    costs none and is DELEGATION_TOKEN_NOT_FOUND; a broker that starts cold hashes each stored id once."""
+    manager, time, store = env
+    from kafkapy.server.security import delegation_token_manager as module
+
+    computed: list[str] = []
+    real = module.create_hmac
+
+    def counting(token_id: str, secret_key: str) -> bytes:
+        computed.append(token_id)
+        return real(token_id, secret_key)
+
+    monkeypatch.setattr(module, "create_hmac", counting)
+    tokens = [manager.create(ALICE, ALICE, [BOB], -1) for _ in range(200)]
+    assert len(computed) == 200  # one per create
+    computed.clear()
+    now = time.milliseconds()
+    assert manager.renew(BOB, tokens[137].hmac, 5000) == now + 5000
+    assert manager.expire(ALICE, tokens[3].hmac, 1000) == now + 1000
+    with pytest.raises(DelegationTokenNotFoundError):
+        manager.renew(ALICE, b"\x00" * 64, 1000)
+    with pytest.raises(DelegationTokenNotFoundError):
+        manager.expire(ALICE, tokens[5].hmac[:-1] + bytes([tokens[5].hmac[-1] ^ 1]), 1000)
+    assert computed == []
+
+    other = DelegationTokenManager(token_config(str(tmp_path)), store, time.milliseconds)  # another broker, same store
+    computed.clear()
+    assert other.renew(ALICE, tokens[0].hmac, 2000) == now + 2000
+    assert len(computed) == 200  # cold: each stored id hashed once
+    computed.clear()
+    assert other.renew(ALICE, tokens[199].hmac, 3000) == now + 3000
+    assert computed == []
+    fresh = manager.create(ALICE, ALICE, [], -1)  # created on the first broker
+    computed.clear()
+    assert other.renew(ALICE, fresh.hmac, 4000) == now + 4000
+    assert computed == [fresh.info.token_id]  # one HMAC: the new id only
+    computed.clear()
+    assert other.expire(ALICE, fresh.hmac, -1) == now  # deleted at once ...
+    with pytest.raises(DelegationTokenNotFoundError):  # ... on every broker
+        manager.renew(ALICE, fresh.hmac, 1000)
+    assert computed == []
+    described = {t.info.token_id: t.hmac for t in other.tokens(lambda info: True)}
+    assert described == {t.info.token_id: t.hmac for t in tokens} and computed == []
 
 
 def test_disabled_without_a_secret_key(tmp_path):
