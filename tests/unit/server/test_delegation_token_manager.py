@@ -26,6 +26,7 @@ from kafkapy.server.security.delegation_token_manager import DelegationTokenMana
 
 ALICE, BOB, CAROL = (KafkaPrincipal.user(n) for n in ("alice", "bob", "carol"))
 HOUR = 3600000
+TOKENS = 50  # stored tokens: what a renew must not hash one by one
 
 
 def token_config(log_dir: str) -> KafkaConfig:
@@ -119,11 +120,11 @@ def test_renew_and_expire_find_the_token_by_its_hmac_without_hashing_every_token
         return real(token_id, secret_key)
 
     monkeypatch.setattr(module, "create_hmac", counting)
-    tokens = [manager.create(ALICE, ALICE, [BOB], -1) for _ in range(200)]
-    assert len(computed) == 200  # one per create
+    tokens = [manager.create(ALICE, ALICE, [BOB], -1) for _ in range(TOKENS)]
+    assert len(computed) == TOKENS  # one per create
     computed.clear()
     now = time.milliseconds()
-    assert manager.renew(BOB, tokens[137].hmac, 5000) == now + 5000
+    assert manager.renew(BOB, tokens[37].hmac, 5000) == now + 5000
     assert manager.expire(ALICE, tokens[3].hmac, 1000) == now + 1000
     with pytest.raises(DelegationTokenNotFoundError):
         manager.renew(ALICE, b"\x00" * 64, 1000)
@@ -134,9 +135,9 @@ def test_renew_and_expire_find_the_token_by_its_hmac_without_hashing_every_token
     other = DelegationTokenManager(token_config(str(tmp_path)), store, time.milliseconds)  # another broker, same store
     computed.clear()
     assert other.renew(ALICE, tokens[0].hmac, 2000) == now + 2000
-    assert len(computed) == 200  # cold: each stored id hashed once
+    assert len(computed) == TOKENS  # cold: each stored id hashed once
     computed.clear()
-    assert other.renew(ALICE, tokens[199].hmac, 3000) == now + 3000
+    assert other.renew(ALICE, tokens[-1].hmac, 3000) == now + 3000
     assert computed == []
     fresh = manager.create(ALICE, ALICE, [], -1)  # created on the first broker
     computed.clear()
