@@ -60,3 +60,14 @@ def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, time
     finally:
         consumer.close()
     return got
+
+
+def end_offset(bootstrap: str, topic: str, partition: int) -> int:
+    """The partition's high watermark (how many records a read-back of a 1-partition topic must wait for)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "spark-tests"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)[1]
+    finally:
+        consumer.close()
