@@ -12,7 +12,9 @@ A kafkapy broker runs as a subprocess on 127.0.0.1 (bench_rebalance.start_broker
   timing; best and all rounds printed), before (per-task: a connection per task, one fetch at a time, Python
   walk), before (kernels: pipelined on the worker's connection, the record walker's positions turned into
   columns by Arrow kernels) and after (pipelined, columns built in one compiled pass: spark/_arrow_columns.c);
-  CPU is the least of the rounds, so its figure is read apart from the machine's load;
+  CPU is the least of the rounds, so its figure is read apart from the machine's load; and Spark's floor:
+  the same grouped count over a Python source yielding prebuilt Arrow batches of the same schema and size
+  (floor_source: no Kafka, no decoding);
 - write: 1 M rows (`spark.range` -> key string, 100-byte value) written with format("kafkapy"),
   rows/s = rows / save seconds (acks=1, uncompressed, linger.ms=5), before (per-record) and after (batch),
   and after with kafka.compression.type=lz4;
@@ -29,7 +31,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,6 +64,51 @@ def produce_records(bootstrap: str, topic: str, n: int, size: int) -> None:
             producer.poll(0)
     if producer.flush(120):
         raise SystemExit("produce failed")
+
+
+def floor_source(records: int, value_bytes: int) -> type:
+    """A Python data source named bench-spark-floor yielding `records` rows of the Kafka source's schema in 4
+    partitions, as Arrow batches built once per task (no Kafka, no decoding): what Spark itself spends on a
+    Python source's rows (Arrow stream to the JVM, rows, the grouped count), the floor under the read figures.
+    Defined here so that Spark pickles it by value to its workers."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class FloorReader(DataSourceReader):
+        def partitions(self) -> list:
+            return [InputPartition(i) for i in range(4)]
+
+        def read(self, partition: Any) -> Iterator[Any]:
+            import pyarrow as pa
+
+            from kafkapy.spark.schema import arrow_schema, struct_type
+
+            schema = arrow_schema(struct_type(False))
+            per_task, chunk = records // 4, 32768
+            n = min(chunk, per_task)
+            cols = {"key": pa.array([b"%d" % (i % 1000) for i in range(n)], pa.binary()),
+                    "value": pa.array([b"x" * value_bytes] * n, pa.binary()),
+                    "topic": pa.array(["bench-spark-in"] * n), "partition": pa.array([partition.value] * n, pa.int32()),
+                    "offset": pa.array(range(n), pa.int64()),
+                    "timestamp": pa.array([0] * n, pa.int64()).cast(schema.field("timestamp").type),
+                    "timestampType": pa.array([0] * n, pa.int32())}
+            batch = pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
+            for start in range(0, per_task, n):
+                yield batch.slice(0, min(n, per_task - start))
+
+    class FloorSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "bench-spark-floor"
+
+        def schema(self) -> str:
+            from kafkapy.spark.schema import BASE_DDL
+
+            return BASE_DDL
+
+        def reader(self, schema: Any) -> FloorReader:
+            return FloorReader()
+
+    return FloorSource
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -226,12 +275,18 @@ def main(argv: list[str]) -> int:
                   "otherwise idle cores")
 
         # Rounds alternate between the paths, so load from other processes weighs on both alike.
-        readers = () if "read" in skip else (("before", "per-task"), ("before", "kernels"), ("after ", "pipelined"))
+        readers = () if "read" in skip else (("before", "per-task"), ("before", "kernels"), ("after ", "pipelined"),
+                                             ("floor ", "Spark's floor"))
+        if readers:
+            spark.dataSource.register(floor_source(a.records, a.value_bytes))
         read_times: dict[str, tuple[list[float], list[float]]] = {r: ([], []) for _, r in readers}
         for _ in range(a.rounds):
             for _label, reader in readers:
-                df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
-                      .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
+                if reader == "Spark's floor":
+                    df = spark.read.format("bench-spark-floor").load()
+                else:
+                    df = (spark.read.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
+                          .option("subscribe", "bench-spark-in").option("kafkapy.reader", reader).load())
                 got: list = []
                 wall, cpu = measure(lambda df=df, got=got: got.extend(df.groupBy("partition").count().collect()))
                 assert sum(r["count"] for r in got) == a.records, got
