@@ -464,7 +464,8 @@ class Controller:
         ctx.topics_to_be_deleted = self.store.get_topics_marked_for_deletion() & set(topics)
         ctx.reassignments.clear()
         self.reassignments.load_reassignments({n: t for n, t in topics.items() if n not in ctx.topics_to_be_deleted})
-        for tp in ctx.all_partitions():
+        partitions = ctx.all_partitions()  # built once: it sorts and makes every partition's key
+        for tp in partitions:
             leadership = ctx.leadership.get(tp)
             if leadership is None:
                 ctx.states[tp] = PartitionState.NEW
@@ -474,8 +475,8 @@ class Controller:
                 ctx.states[tp] = PartitionState.OFFLINE
         batch = BrokerRequestBatch(ctx)
         batch.update_metadata_brokers = True
-        batch.add_update_metadata(ctx.all_partitions())
-        for tp in ctx.all_partitions():
+        batch.add_update_metadata(partitions)
+        for tp in partitions:
             leadership = ctx.leadership.get(tp)
             if leadership is not None and tp.topic not in ctx.topics_to_be_deleted:
                 live = [r for r in ctx.replicas(tp) if ctx.is_replica_online(r)]
