@@ -7,6 +7,8 @@ _recorders.c found). Seeded and bounded."""
 from __future__ import annotations
 
 import random
+import sys
+import time
 from array import array
 from types import SimpleNamespace
 from typing import Any
@@ -266,3 +268,103 @@ def test_row_queues_survive_a_key_that_drains_during_its_lookup() -> None:
     budget[0] = 1_000
     with pytest.raises(RuntimeError):
         queues.append(Draining(), 4)
+
+
+class _Boom(Exception):
+    pass
+
+
+def _raising_after(calls: int, rng: random.Random) -> Any:
+    left = [calls]
+
+    def rnd() -> float:
+        if not left[0]:
+            raise _Boom
+        left[0] -= 1
+        return rng.random()
+
+    return rnd
+
+
+@needs_reservoir
+@pytest.mark.parametrize("n", [3, 10, 5_000])
+def test_draw_passes_on_an_exception_from_rnd_at_any_call(n: int) -> None:
+    """The priority loop, the shuffle and the rejection loop each give up cleanly when rnd() raises."""
+    k = min(n, 4)
+    outcomes = []
+    for calls in range(20):
+        try:
+            priorities, picked = histogram._compiled_draw(n, 1.0, 0.0, 4, _raising_after(calls, random.Random(n)))
+        except _Boom:  # the same uniforms every time, cut after `calls`
+            outcomes.append(False)
+            continue
+        outcomes.append(True)
+        assert len(picked) == len(set(picked)) == len(priorities) == k
+    # k priorities then at least k picks: every shorter supply of uniforms raised, every longer one drew
+    first = outcomes.index(True)
+    assert first >= 2 * k and all(outcomes[first:]), outcomes
+
+
+@needs_fold
+def test_fold_refuses_what_is_not_rows_indexes_or_scales() -> None:
+    rows = array("q", range(2 * request_fold.ROW))
+    scales = (1.0,) * request_fold.ROW
+    with pytest.raises(TypeError):
+        request_fold._compiled(object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        request_fold._compiled(array("q", [1, 2, 3]))
+    with pytest.raises(TypeError):
+        request_fold._compiled_scaled_rows(rows, [0], (1.0,) * 7 + ("x",))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        request_fold._compiled_scaled_rows(rows, 5, scales)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        request_fold._compiled_scaled_rows(object(), [0], scales)  # type: ignore[arg-type]
+
+    class Raising:
+        def __index__(self) -> int:
+            raise _Boom
+
+    with pytest.raises(_Boom):
+        request_fold._compiled_scaled_rows(rows, [0, Raising()], scales)
+
+
+@needs_recorders
+@pytest.mark.parametrize("failing", ["slow_errors", "on_quota", "clock", "overflow", "frame", "exempt", "api_key"])
+def test_recorder_callbacks_that_raise_pass_the_exception_on_and_keep_no_reference(failing: str) -> None:
+    """Every error exit of record() releases what it read: the context's reference count is unchanged after
+    100 failed calls, and the exception is the callback's."""
+    def boom(*_: Any) -> Any:
+        raise _Boom
+
+    class Exempt:
+        def __bool__(self) -> bool:
+            raise _Boom
+
+    rec = recorders._compiled.RequestRecorder(
+        0, boom if failing == "overflow" else None, _body_plan, boom if failing == "slow_errors" else lambda k, b: 0,
+        boom if failing == "on_quota" else lambda c, t: None, boom if failing == "clock" else lambda: 5)
+    rec.quotas_on = True
+    ctx = _ctx(api_key=0)
+    if failing == "frame":
+        ctx.request.frame = 17  # no len()
+    if failing == "exempt":
+        ctx.quota_exempt = Exempt()
+    if failing == "api_key":
+        ctx.header.api_key = "0"
+    body = type("Body", (), {"__slots__": ("error_code", "topics")})()
+    body.error_code, body.topics = 3, None  # a code that is not NONE: slow_errors counts
+    refs = [sys.getrefcount(x) for x in (ctx, ctx.request, ctx.header, body)]
+    for _ in range(100):
+        with pytest.raises((_Boom, TypeError)):
+            rec.record(ctx, body, 1, 0)
+    assert [sys.getrefcount(x) for x in (ctx, ctx.request, ctx.header, body)] == refs
+
+
+@needs_recorders
+def test_recorder_without_a_clock_reads_the_monotonic_clock() -> None:
+    rec = recorders._compiled.RequestRecorder(100, None, lambda cls: None, lambda k, b: 0, lambda c, t: None)
+    before = time.monotonic_ns()
+    rec.record(_ctx(), None, 1, 0)
+    after = time.monotonic_ns()
+    (rows,) = rec.drain().values()
+    assert before <= array("q", rows)[4] <= after
