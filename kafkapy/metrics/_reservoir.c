@@ -10,7 +10,15 @@
  * under the floor or `size` are drawn; largest first. Each priority goes to a distinct event index picked
  * uniformly from 0..n-1. rnd() is the histogram's uniform source (random.random), called for every draw.
  *
- * No byte format; no state; runs with the GIL held (thread-safe).
+ * offer(heap, size, priorities, rows) -> None
+ * Offers (priorities[i], rows[i]) in order (largest priority first) to heap, a list kept as a heapq min-heap of
+ * (priority float, values) tuples (smallest priority at heap[0]) holding at most `size`: pushed while not full,
+ * else replacing the smallest when larger, stopping at the first that is not (the rest are smaller still and
+ * the floor only rises). Priorities compare as doubles (heapq compares the tuples: the same order, ties
+ * aside, which leave any order valid). histogram._offer_py is the reference.
+ *
+ * No byte format; no state; runs with the GIL held, without calling back into Python during a sift (the
+ * histogram's lock keeps other threads off the heap).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -162,8 +170,130 @@ done:
     return result;
 }
 
+static int key_of(PyObject *entry, double *out) {
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyFloat_CheckExact(PyTuple_GET_ITEM(entry, 0))) {
+        PyErr_SetString(PyExc_TypeError, "heap entries must be (float priority, values) tuples");
+        return -1;
+    }
+    *out = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(entry, 0));
+    return 0;
+}
+
+/* Move items[pos] toward the root while its parent is larger (heapq._siftdown). On an error the item is still
+ * placed (the list keeps each reference once). */
+static int sift_toward_root(PyObject **items, Py_ssize_t pos, double key) {
+    PyObject *item = items[pos];
+    int rc = 0;
+    while (pos > 0) {
+        Py_ssize_t parent = (pos - 1) >> 1;
+        double pk;
+        if ((rc = key_of(items[parent], &pk)) < 0 || !(key < pk))
+            break;
+        items[pos] = items[parent];
+        pos = parent;
+    }
+    items[pos] = item;
+    return rc;
+}
+
+/* items[0] was replaced by an item of priority key: move it toward the leaves past smaller children. */
+static int sift_toward_leaves(PyObject **items, Py_ssize_t n, double key) {
+    PyObject *item = items[0];
+    Py_ssize_t pos = 0;
+    int rc = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * pos + 1;
+        if (child >= n)
+            break;
+        double ck, rk;
+        if ((rc = key_of(items[child], &ck)) < 0)
+            break;
+        if (child + 1 < n) {
+            if ((rc = key_of(items[child + 1], &rk)) < 0)
+                break;
+            if (rk < ck) {
+                child++;
+                ck = rk;
+            }
+        }
+        if (!(ck < key))
+            break;
+        items[pos] = items[child];
+        pos = child;
+    }
+    items[pos] = item;
+    return rc;
+}
+
+static PyObject *offer(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "offer(heap: list, size, priorities, rows)");
+        return NULL;
+    }
+    PyObject *heap = args[0];
+    Py_ssize_t size = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
+    if (size == -1 && PyErr_Occurred())
+        return NULL;
+    /* tuple copies: nothing a conversion or a collection runs can resize what is read */
+    PyObject *priorities = PySequence_Tuple(args[2]);
+    if (priorities == NULL)
+        return NULL;
+    PyObject *rows = PySequence_Tuple(args[3]);
+    if (rows == NULL) {
+        Py_DECREF(priorities);
+        return NULL;
+    }
+    Py_ssize_t k = PyTuple_GET_SIZE(priorities);
+    if (PyTuple_GET_SIZE(rows) != k) {
+        PyErr_SetString(PyExc_ValueError, "one row per priority");
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        double key = PyFloat_AsDouble(PyTuple_GET_ITEM(priorities, i));
+        if (key == -1.0 && PyErr_Occurred())
+            goto error;
+        PyObject *pf = PyFloat_FromDouble(key);
+        if (pf == NULL)
+            goto error;
+        PyObject *entry = PyTuple_Pack(2, pf, PyTuple_GET_ITEM(rows, i));
+        Py_DECREF(pf);
+        if (entry == NULL)
+            goto error;
+        Py_ssize_t n = PyList_GET_SIZE(heap); /* read after the allocations (a collection may run code) */
+        if (n < size) {
+            int rc = PyList_Append(heap, entry);
+            Py_DECREF(entry);
+            if (rc < 0 || sift_toward_root(((PyListObject *)heap)->ob_item, PyList_GET_SIZE(heap) - 1, key) < 0)
+                goto error;
+            continue;
+        }
+        double floor_;
+        if (n == 0 || key_of(PyList_GET_ITEM(heap, 0), &floor_) < 0 || !(floor_ < key)) {
+            Py_DECREF(entry);
+            if (PyErr_Occurred())
+                goto error;
+            break; /* the rest are smaller still and the floor only rises */
+        }
+        PyObject **items = ((PyListObject *)heap)->ob_item;
+        PyObject *old = items[0];
+        items[0] = entry; /* the list's reference moves to the new entry */
+        int rc = sift_toward_leaves(items, n, key);
+        Py_DECREF(old);
+        if (rc < 0)
+            goto error;
+    }
+    Py_DECREF(priorities);
+    Py_DECREF(rows);
+    Py_RETURN_NONE;
+error:
+    Py_DECREF(priorities);
+    Py_DECREF(rows);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"draw", (PyCFunction)(void (*)(void))draw, METH_FASTCALL, "The priorities and event indices of a batch's draw."},
+    {"offer", (PyCFunction)(void (*)(void))offer, METH_FASTCALL, "Offer a draw's entries to a heapq reservoir."},
     {NULL, NULL, 0, NULL},
 };
 

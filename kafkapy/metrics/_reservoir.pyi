@@ -1,3 +1,5 @@
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 def draw(n: int, weight: float, floor: float, size: int, rnd: Callable[[], float], /) -> tuple[list[float], list[int]]: ...
+def offer(heap: list[Any], size: int, priorities: list[float], rows: Sequence[Any], /) -> None: ...

@@ -17,7 +17,7 @@ import math
 import random
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.metrics.meter import Meter
@@ -214,13 +214,7 @@ class HistogramSet:
             floor = heap[0][0] if len(heap) >= RESERVOIR_SIZE else 0.0
             priorities, picked = draw(n, weight, floor, RESERVOIR_SIZE, self._random)
             if priorities:
-                for p, values in zip(priorities, rows_at(picked), strict=True):
-                    if len(heap) < RESERVOIR_SIZE:
-                        heapq.heappush(heap, (p, values))
-                    elif heap[0][0] < p:
-                        heapq.heapreplace(heap, (p, values))
-                    else:  # the rest are smaller still (largest first) and the floor only rises
-                        break
+                offer(heap, RESERVOIR_SIZE, priorities, rows_at(picked))
             for h, (lo, hi, total, sumsq), scale in zip(self.members, stats, scales, strict=True):
                 h._add_summary(n, lo, hi, total, sumsq, scale)
 
@@ -257,13 +251,28 @@ def _draw_py(n: int, weight: float, floor: float, size: int,
     return priorities, random.sample(range(n), len(priorities))
 
 
-try:  # the compiled draw (kafkapy/metrics/_reservoir.c: the same priorities from the same rnd), when built
+def _offer_py(heap: list[tuple[float, _V]], size: int, priorities: list[float], rows: Sequence[_V]) -> None:
+    """Offer (priority, row) pairs, largest priority first, to a reservoir heap of at most size."""
+    for p, values in zip(priorities, rows, strict=True):
+        if len(heap) < size:
+            heapq.heappush(heap, (p, values))
+        elif heap[0][0] < p:
+            heapq.heapreplace(heap, (p, values))
+        else:  # the rest are smaller still (largest first) and the floor only rises
+            break
+
+
+try:  # the compiled draw and offer (kafkapy/metrics/_reservoir.c: the same priorities from the same rnd)
     from kafkapy.metrics._reservoir import draw as _compiled_draw
-except ImportError:  # pragma: no cover - _draw_py is the reference and the fallback
+    from kafkapy.metrics._reservoir import offer as _compiled_offer
+except ImportError:  # pragma: no cover - _draw_py and _offer_py are the reference and the fallback
     _compiled_draw = None  # type: ignore[assignment]
+    _compiled_offer = None  # type: ignore[assignment]
 
 draw: Callable[[int, float, float, int, Callable[[], float]], tuple[list[float], list[int]]] = (
     _compiled_draw if _compiled_draw is not None else _draw_py)
+offer: Callable[[list[Any], int, list[float], Sequence[Any]], None] = (
+    _compiled_offer if _compiled_offer is not None else _offer_py)
 
 
 class Timer:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
+import pytest
+
 from kafkapy.common.time import MockTime
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.metrics import MetricsRegistry, metric_name
@@ -147,3 +149,24 @@ def test_compiled_draw_gives_the_same_priorities_and_uniform_distinct_events() -
             for i in idx:
                 picks[i] += 1
         assert all(abs(c - expected) < 150 for c in picks), picks
+
+
+def test_compiled_offer_keeps_the_heap_the_python_offer_keeps() -> None:
+    """kafkapy/metrics/_reservoir.c's offer: the same entries as heapq pushes/replaces give (a valid min-heap by
+    priority), filling first, then replacing the smallest, stopping at the first priority under the floor."""
+    from kafkapy.metrics import histogram
+
+    assert histogram._compiled_offer is not None and histogram.offer is histogram._compiled_offer
+    rnd = random.Random(9)
+    heaps: dict[str, list[tuple[float, tuple[float, ...]]]] = {"c": [], "py": []}
+    for batch in range(40):
+        priorities = sorted((rnd.uniform(0, 10 + batch) for _ in range(rnd.randrange(1, 300))), reverse=True)
+        rows = [(p * 2.0, float(batch)) for p in priorities]
+        histogram._compiled_offer(heaps["c"], 500, priorities, rows)
+        histogram._offer_py(heaps["py"], 500, priorities, rows)
+        assert sorted(heaps["c"]) == sorted(heaps["py"])
+        h = heaps["c"]
+        assert all(h[(i - 1) // 2][0] <= h[i][0] for i in range(1, len(h)))
+    assert len(heaps["c"]) == 500
+    with pytest.raises(TypeError):
+        histogram._compiled_offer([(1, "not a float priority")], 1, [2.0], [()])
