@@ -109,7 +109,7 @@ def test_forged_alg_none_admin_token_is_refused_on_the_secured_listener(oauth_br
                                   "aud": "kafka", "iss": "https://idp.test"}))
     errors: list[Any] = []
     conf = ck_conf(oauth_broker, "SECURED", lambda _cfg: (forged, time.time() + 600, "admin", {}), "ck-forged")
-    producer = ck.Producer({**conf, "error_cb": errors.append, "message.timeout.ms": 3000})
+    producer = ck.Producer({**conf, "error_cb": errors.append, "message.timeout.ms": 1000})  # it cannot log in
     deadline = time.time() + 15
     while not any(e.code() == ck.KafkaError._AUTHENTICATION for e in errors) and time.time() < deadline:
         producer.poll(0.2)
