@@ -151,3 +151,17 @@ def test_min_partitions_and_rate_limit() -> None:
     # 100 over backlogs of 900 and 100: 90 and 10; a backlog of 1 is never starved.
     assert rate_limit(100, {a: 0, b: 0}, {a: 900, b: 100}) == {a: 90, b: 10}
     assert rate_limit(10, {a: 0, b: 0}, {a: 1000, b: 1}) == {a: 9, b: 1}
+
+
+def test_reader_consumer_config_defaults_and_overrides() -> None:
+    """The reader's client fetches 4 MiB per partition into a 1 MiB socket buffer unless `kafka.*` says otherwise."""
+    from kafkapy.spark.partition_reader import consumer_config
+
+    config = consumer_config({"bootstrap.servers": "h:9092"}, "reader")
+    assert int(config["receive.buffer.bytes"]) == 1024 * 1024
+    assert int(config["max.partition.fetch.bytes"]) == 4 * 1024 * 1024
+    assert config["client.id"] == "kafkapy-spark-reader"
+    config = consumer_config({"bootstrap.servers": "h:9092", "receive.buffer.bytes": "65536",
+                              "max.partition.fetch.bytes": "1048576"}, "reader")
+    assert int(config["receive.buffer.bytes"]) == 65536
+    assert int(config["max.partition.fetch.bytes"]) == 1048576
