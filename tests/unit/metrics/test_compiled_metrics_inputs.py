@@ -368,3 +368,60 @@ def test_recorder_without_a_clock_reads_the_monotonic_clock() -> None:
     after = time.monotonic_ns()
     (rows,) = rec.drain().values()
     assert before <= array("q", rows)[4] <= after
+
+
+@pytest.mark.skipif(getattr(histogram, "_compiled_offer", None) is None, reason="_reservoir.offer is not built")
+def test_offer_equals_heapq_and_survives_code_that_changes_the_heap_mid_offer() -> None:
+    """_reservoir.offer gives _offer_py's heap on random heaps; and when the replaced entries' finalizers or the
+    priorities' __float__ change the heap during the offer (cleared, grown, shrunk, filled with malformed
+    entries), it returns or raises TypeError, never touching memory the list no longer holds."""
+    import heapq
+
+    offer = histogram._compiled_offer
+    rng = random.Random(1028)
+    heap: list[Any] = []  # the heap under offer in the second half of each round
+
+    def meddle() -> None:
+        op = rng.randrange(4)
+        if op == 0:
+            heap.clear()
+        elif op == 1:
+            heap.append((rng.random(), (0,)))
+        elif op == 2 and heap:
+            heap.pop()
+        else:
+            heap[:] = [("bad",)] * rng.randrange(3)
+
+    class Meddling:
+        def __del__(self) -> None:
+            meddle()
+
+    class Priority:
+        def __init__(self, value: float) -> None:
+            self.value = value
+
+        def __float__(self) -> float:
+            if rng.random() < 0.3:
+                meddle()
+            return self.value
+
+    raised = 0
+    for _ in range(600):
+        size = rng.choice((1, 2, 5, 17, 64))
+        base = [(rng.random() * 100, (i,)) for i in range(rng.randrange(0, size + 3))]
+        heapq.heapify(base)
+        priorities = sorted((rng.random() * 200 for _ in range(rng.randrange(0, 40))), reverse=True)
+        rows = [("r", i) for i in range(len(priorities))]
+        compiled, reference = list(base), list(base)
+        offer(compiled, size, priorities, rows)
+        histogram._offer_py(reference, size, priorities, rows)
+        assert compiled == reference
+
+        heap[:] = [(p, Meddling()) for p, _ in base]
+        odd: list[Any] = [Priority(p) if rng.random() < 0.5 else rng.choice((p, float("nan"), "x")) for p in priorities]
+        try:
+            offer(heap, size, odd, [Meddling() for _ in odd])
+        except TypeError:
+            raised += 1
+        heap.clear()
+    assert raised > 50
