@@ -78,7 +78,10 @@ static PyObject *get_attr(PyObject *obj, PyObject *name) {
     }
     if (tp->tp_getattro == PyObject_GenericGetAttr) {
         PyObject *descr = _PyType_Lookup(tp, name); /* borrowed; assigns the version tag */
-        if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type) && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        /* the descriptor must be a slot of tp's own layout (tp or a base): another class's slot descriptor set
+         * as an attribute of tp has an offset into that class's instances, and its read raises TypeError */
+        if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type) && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+            PyType_IsSubtype(tp, PyDescr_TYPE(descr))) {
             PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
             if (m->type == T_OBJECT_EX && (m->flags & ~READONLY) == 0) {
                 Py_XDECREF(set[1].name);

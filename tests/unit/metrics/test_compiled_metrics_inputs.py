@@ -425,3 +425,21 @@ def test_offer_equals_heapq_and_survives_code_that_changes_the_heap_mid_offer() 
             raised += 1
         heap.clear()
     assert raised > 50
+
+
+@needs_recorders
+def test_another_class_slot_descriptor_is_not_read_at_its_offset() -> None:
+    """A slot descriptor of class Big assigned to class Small: Python refuses to read it on a Small; the
+    recorder's slot cache took its offset into Big's layout and read past the Small object (ASAN) the second
+    time. Now every call raises Python's TypeError."""
+    big = type("Big", (), {"__slots__": tuple(f"s{i}" for i in range(40)) + ("start_ns",)})
+    small = type("Small", (), {"__slots__": ("dequeue_ns", "frame")})
+    small.start_ns = big.__dict__["start_ns"]
+    ctx = _ctx()
+    ctx.request = small()
+    ctx.request.dequeue_ns, ctx.request.frame = 1, b"x"
+    rec = recorders._compiled.RequestRecorder(100, None, lambda cls: None, lambda k, b: 0, lambda c, t: None,
+                                              lambda: 1)
+    for _ in range(3):
+        with pytest.raises(TypeError, match="doesn't apply"):
+            rec.record(ctx, None, 1, 0)
