@@ -123,7 +123,9 @@ def read_range(
     failed = True
     try:
         offset = from_offset
-        leader = None
+        # A reused client starts from the leader its metadata already holds (a stale one answers the first
+        # Fetch with a retriable error, which refreshes it); a new client, or a retry, asks the cluster.
+        leader = None if owned else client.cluster.leader_for(tp)
         ahead: tuple[int, Any] | None = None  # (fetch offset, response future) sent before decoding
         deadline = time.monotonic() + spec.poll_timeout_ms / 1000
         while offset < until_offset:

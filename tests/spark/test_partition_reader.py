@@ -46,6 +46,8 @@ def test_pipelined_read_equals_the_former_read_and_reuses_the_connection(kafkapy
     assert len(clients) == 1
     conn = clients[0].get_connection(clients[0].cluster.leader_for(tp))
     spec = RangeRead(kafka, False, True, 30000)
+    version = clients[0].metadata.version
     assert sum(b.num_rows for b in read_range(spec, tp, 0, 100, arrow_schema(struct_type(False)))) == 100
+    assert clients[0].metadata.version == version  # the next task starts from the metadata it has
     assert [c for k, c in partition_reader._clients.items() if dict(k) == kafka] == clients
     assert clients[0].get_connection(clients[0].cluster.leader_for(tp)) is conn
