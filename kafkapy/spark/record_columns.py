@@ -16,7 +16,8 @@ per record, only for records that have any. `walker=False` keeps the former deco
 the record lengths, the other fields decoded by vectorised varint kernels), selected by the reader's
 `kafkapy.reader=per-task` for the benchmark's before/after.
 
-Not thread-safe: one RecordColumns per reader task.
+Not thread-safe: one RecordColumns per reader task (the module's cache of repeated topic and partition
+columns is a dict whose worst race builds a column twice).
 """
 
 from __future__ import annotations
@@ -148,6 +149,22 @@ def _gather(perm: tuple[pa.Array, pa.Array], arena: pa.Buffer, starts: pa.Array,
     if nulls is not None and nulls.true_count:
         idx = pc.if_else(nulls, pa.scalar(None, _I64), idx)
     return pc.take(segments, idx)
+
+
+_REPEATED: dict[tuple[object, pa.DataType], pa.Array] = {}
+
+
+def _repeated(value: object, type_: pa.DataType, n: int) -> pa.Array:
+    """`value` n times: a slice of one column kept per (value, type) and grown as needed, so a read of one
+    topic-partition builds its topic and partition columns once, not once per Fetch response (Arrow's IPC
+    writer sends only the slice)."""
+    key = (value, type_)
+    col = _REPEATED.get(key)
+    if col is None or len(col) < n:
+        if len(_REPEATED) > 1024:
+            _REPEATED.clear()
+        col = _REPEATED[key] = pa.repeat(pa.scalar(value, type_), max(n, 1 << 16))
+    return col.slice(0, n)
 
 
 def repeat_per_batch(counts: list[int], values: list, type_: pa.DataType) -> pa.Array:
@@ -352,8 +369,8 @@ class RecordColumns:
             "offset": pa.Array.from_buffers(_I64, rows, [None, buf(offsets)]),
             "timestamp": pa.Array.from_buffers(_TIMESTAMP_US, rows, [None, buf(ts_us)]),
             "timestampType": pa.Array.from_buffers(pa.int32(), rows, [None, buf(ts_type)]),
-            "topic": pa.repeat(pa.scalar(self.topic, pa.string()), rows),
-            "partition": pa.repeat(pa.scalar(self.partition, pa.int32()), rows),
+            "topic": _repeated(self.topic, pa.string(), rows),
+            "partition": _repeated(self.partition, pa.int32(), rows),
         }
         return pa.RecordBatch.from_arrays([columns[f.name] for f in self.schema], schema=self.schema)
 
