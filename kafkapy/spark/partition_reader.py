@@ -127,6 +127,7 @@ def read_range(
         # Fetch with a retriable error, which refreshes it); a new client, or a retry, asks the cluster.
         leader = None if owned else client.cluster.leader_for(tp)
         ahead: tuple[int, Any] | None = None  # (fetch offset, response future) sent before decoding
+        arena = bytearray()  # the record bytes of each response in turn (RecordColumns' reused arena)
         deadline = time.monotonic() + spec.poll_timeout_ms / 1000
         while offset < until_offset:
             if leader is None:
@@ -160,7 +161,7 @@ def read_range(
 
                 raise error_from_code(p.error_code, f"partition {tp}")
             cols = RecordColumns(tp.topic, tp.partition, spec.include_headers, arrow_schema, walker=pipelined,
-                                 compiled=spec.reader != KERNELS)
+                                 compiled=spec.reader != KERNELS, arena=arena)
             next_offset = _collect(cols, p, offset, read_committed, bool(config["check.crcs"]), tp)
             if next_offset > offset:
                 deadline = time.monotonic() + spec.poll_timeout_ms / 1000

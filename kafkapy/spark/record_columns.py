@@ -177,10 +177,16 @@ class RecordColumns:
     """Records of one topic-partition, accumulated batch by batch, built into one Arrow RecordBatch."""
 
     def __init__(self, topic: str, partition: int, include_headers: bool, arrow_schema: pa.Schema,
-                 walker: bool = True, compiled: bool = True) -> None:
+                 walker: bool = True, compiled: bool = True, arena: bytearray | None = None) -> None:
+        """`arena`: a buffer the caller reuses from one RecordColumns to the next (the batches built from the
+        previous one no longer need it): the compiled build copies keys and values out, so the record bytes
+        are written over the same memory instead of a new, growing bytearray per Fetch response. Used only
+        where the compiled build runs."""
         self.topic = topic
         self.walker = walker
-        self.compiled = compiled  # the compiled column build where it applies (built, no headers)
+        # The compiled column build where it applies (built, walker path, no headers): decided once.
+        self._compiled_build = (_compiled_columns is not None and use_compiled and compiled and walker
+                                and not include_headers)
         self._walk_cols: array[int] = array("q")  # every walked record's RecordWalk columns (COLUMNS int64 each)
         self._walked = 0
         # per batch (walker path): record count, base offset, base timestamp, LogAppendTime, max timestamp
@@ -188,7 +194,8 @@ class RecordColumns:
         self.partition = partition
         self.include_headers = include_headers
         self.schema = arrow_schema
-        self._arena = bytearray()
+        self._arena = arena if arena is not None and self._compiled_build else bytearray()
+        self._fill = 0  # bytes of _arena in use (a reused arena may be longer)
         self._starts: list[int] = []
         self._ends: list[int] = []
         self._base_offsets: list[int] = []
@@ -224,11 +231,26 @@ class RecordColumns:
             except (DecompressionError, ValueError) as e:
                 raise CorruptRecordError(f"Batch at offset {h.base_offset}: {e}") from e
         arena = self._arena
-        base = len(arena)
-        arena += body
+        base = self._fill
+        end = self._fill = base + len(body)
+        if base == len(arena):
+            arena += body
+        else:  # a reused arena: written over in place, grown only past its end
+            fit = min(len(body), len(arena) - base)
+            arena[base:base + fit] = body[:fit]
+            if fit < len(body):
+                arena += body[fit:]
         self.bytes += batch.size_in_bytes
         if self.walker:
-            RecordWalk(count, columns=self._walk_cols).walk_all(arena, base)
+            walk = RecordWalk(count, columns=self._walk_cols)
+            if end == len(arena):
+                walk.walk_all(arena, base)
+            else:
+                view = memoryview(arena)[:end]  # walk_all checks the records end where the data does
+                try:
+                    walk.walk_all(view, base)
+                finally:
+                    view.release()  # a live export would keep the arena from growing
             self._walked += count
             self._facts.append((count, h.base_offset, h.base_timestamp, bool(h.attributes & TIMESTAMP_TYPE_MASK),
                                 h.max_timestamp))
@@ -332,7 +354,7 @@ class RecordColumns:
         return out
 
     def _build_walked(self, n: int, start_offset: int, end_offset: int | None) -> pa.RecordBatch | None:
-        if _compiled_columns is not None and use_compiled and self.compiled and not self.include_headers:
+        if self._compiled_build:
             return self._build_compiled(start_offset, end_offset)
         f = self.walked_fields()
         columns = {k: f[k] for k in ("key", "value", "offset", "timestamp", "timestampType")}

@@ -114,6 +114,25 @@ def test_compiled_build_equals_the_arrow_kernels(codec: str, log_append_time: bo
         assert all((r["topic"], r["partition"]) == ("t", 3) for b in compiled for r in b.to_pylist())
 
 
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_a_reused_arena_gives_the_columns_of_a_fresh_one(codec: str) -> None:
+    """RecordColumns(arena=...) written over a buffer longer than its records (a previous response's) and
+    one shorter (grown in place) builds the same batches as with a fresh arena."""
+    schema = arrow_schema(struct_type(False))
+    batches = list(MemoryRecords(build_log(codec)).batches())
+
+    def build(parts: list, arena: bytearray | None) -> pa.Table:
+        cols = RecordColumns("t", 3, False, schema, arena=arena)
+        for batch in parts:
+            cols.add_batch(batch)
+        return pa.Table.from_batches(cols.build(5, None), schema)
+
+    arena = bytearray(b"\xee" * 100)
+    for parts in (batches, batches[:2], batches[1:], batches):
+        assert build(parts, arena).equals(build(parts, None))
+    assert len(arena) > 100_000  # grown in place to hold the records, then written over
+
+
 def test_corrupt_record_lengths_raise_corrupt_record() -> None:
     b = MemoryRecordsBuilder()
     b.append(1, b"k", b"value")
