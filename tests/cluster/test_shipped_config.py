@@ -57,6 +57,11 @@ class Node:
             assert time.monotonic() < deadline, self.out.read_text(errors="replace")
             time.sleep(0.05)
 
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
@@ -109,5 +114,7 @@ def test_cluster_properties_start_three_replicating_brokers(zookeeper, tmp_path:
             time.sleep(0.2)
         assert sorted(m.group(1).split(",")) == ["0", "1", "2"]
     finally:
-        for node in reversed(nodes):
-            node.stop()
+        # What is checked here is the start-up; the embedded node above checks a graceful stop. Three
+        # controlled shutdowns in a row, each waiting on the controller, only cost time.
+        for node in nodes:
+            node.kill()
