@@ -12,8 +12,8 @@ A kafkapy broker runs as a subprocess on 127.0.0.1 (bench_rebalance.start_broker
   timing; best and all rounds printed), before (per-task: a connection per task, one fetch at a time, Python
   walk), before (kernels: pipelined on the worker's connection, the record walker's positions turned into
   columns by Arrow kernels) and after (pipelined, columns built in one compiled pass: spark/_arrow_columns.c,
-  one arena per task written over by each response); the reader's 1 MiB socket buffer and the cached leader
-  apply to all three;
+  one arena per task written over by each response); the reader's 1 MiB socket buffer applies to all three,
+  the leader cached on the worker's client to kernels and after;
   CPU is the least of the rounds, so its figure is read apart from the machine's load; and Spark's floor:
   the same grouped count over a Python source yielding prebuilt Arrow batches of the same schema and size
   (floor_source: no Kafka, no decoding);
