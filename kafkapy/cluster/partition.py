@@ -196,9 +196,11 @@ class Partition:
             self._update_assignment_and_isr(state.replicas, state.isr)
             leader_end = leader_log.log_end_offset
             if is_new_leader_epoch:
-                # The first offset of this epoch: followers truncate to it (OffsetsForLeaderEpoch).
+                # The first offset of this epoch: followers truncate to it (OffsetsForLeaderEpoch). No record of
+                # the epoch exists yet, so its checkpoint write may wait: the Log writes it before appending or
+                # answering OffsetsForLeaderEpoch, the ReplicaManager has many leaders' entries written in a batch.
                 self.leader_epoch_start_offset = leader_end
-                leader_log.maybe_assign_epoch_start_offset(state.leader_epoch, leader_end)
+                leader_log.maybe_assign_epoch_start_offset(state.leader_epoch, leader_end, flush=False)
             for replica in self._remote.values():
                 replica.reset(now, leader_end, is_new_leader_epoch, replica.broker_id in self._isr)
             self.leader_replica_id = self.local_broker_id

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["atomic_write", "fsync_dir", "read_whole_file"]
+__all__ = ["atomic_write", "fsync_dir", "read_whole_file", "write_tmp"]
 
 _READ_CHUNK = 1 << 16
 
@@ -32,7 +32,8 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str, data: bytes, fsync: bool = True, mode: int = 0o644, force_mode: bool = False) -> None:
+def write_tmp(path: str, data: bytes, fsync: bool = True, mode: int = 0o644, force_mode: bool = False) -> str:
+    """atomic_write's first step: `data` into `<path>.tmp` (fsynced if asked); returns that name."""
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), mode)
     try:
@@ -46,7 +47,11 @@ def atomic_write(path: str, data: bytes, fsync: bool = True, mode: int = 0o644, 
             os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
+    return tmp
+
+
+def atomic_write(path: str, data: bytes, fsync: bool = True, mode: int = 0o644, force_mode: bool = False) -> None:
+    os.replace(write_tmp(path, data, fsync, mode, force_mode), path)
     if fsync:
         fsync_dir(os.path.dirname(os.path.abspath(path)))
 

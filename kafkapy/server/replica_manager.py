@@ -378,6 +378,8 @@ class ReplicaManager:
                 outcomes = list(pool.map(lead, leaders))
         else:
             outcomes = [lead(item) for item in leaders]
+        # Their new epochs' checkpoint entries, deferred by make_leader, written in batches in the background.
+        self.log_manager.schedule_deferred_writes(p.log for p, _ in leaders if p.log is not None)
         for (partition, state), (code, became) in zip(leaders, outcomes, strict=True):
             tp = partition.topic_partition
             errors[tp] = code

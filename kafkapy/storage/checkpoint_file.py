@@ -59,11 +59,16 @@ class CheckpointFile(Generic[T]):
         self._parse = parse_entry
         self._lock = threading.Lock()
 
-    def write(self, entries: Iterable[T], fsync: bool = True) -> None:
+    def encode(self, entries: Iterable[T]) -> bytes:
+        """The file's bytes for `entries` (what write puts on disk)."""
         items = list(entries)
         lines = [str(self.version), str(len(items))] + [self._format(e) for e in items]
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+    def write(self, entries: Iterable[T], fsync: bool = True) -> None:
+        data = self.encode(entries)
         with self._lock:
-            atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8"), fsync)
+            atomic_write(self.path, data, fsync)
 
     def read(self) -> list[T]:
         """Entries in file order; [] if the file does not exist."""
@@ -172,6 +177,9 @@ class LeaderEpochCheckpointFile:
     def path(self, value: str) -> None:
         self._file.path = value
 
+    def encode(self, entries: Iterable[tuple[int, int]]) -> bytes:
+        return self._file.encode(entries)
+
     def write(self, entries: Iterable[tuple[int, int]], fsync: bool = True) -> None:
         self._file.write(entries, fsync)
 
@@ -200,9 +208,12 @@ class PartitionMetadataFile:
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
+    @staticmethod
+    def encode(topic_id: uuid.UUID) -> bytes:
+        return f"version: 0\ntopic_id: {uuid_to_kafka_string(topic_id)}\n".encode()
+
     def write(self, topic_id: uuid.UUID, fsync: bool = True) -> None:
-        text = f"version: 0\ntopic_id: {uuid_to_kafka_string(topic_id)}\n"
-        atomic_write(self.path, text.encode("utf-8"), fsync)
+        atomic_write(self.path, self.encode(topic_id), fsync)
 
     def read(self) -> uuid.UUID:
         try:

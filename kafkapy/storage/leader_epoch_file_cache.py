@@ -9,6 +9,11 @@ returning, except truncations with `sync=False` (Kafka's truncateFromEndAsyncFlu
 truncateFromStartAsyncFlush), which leave the file to the next write: a truncation not yet written leaves
 entries past the log end (or before its start) that the next load truncates again, while `assign` is always
 written and fsynced, so the file never misses an entry.
+`assign(..., flush=False)` is the one deferred assign: a new leader's epoch starting at its log end, before any
+record of that epoch exists. The entry is then `unflushed` until `flush_unflushed()` or a batch write
+(`pending_replace()` through common/atomic_write_batch, many partitions' files made durable together) writes it;
+the Log does that before it appends, answers OffsetsForLeaderEpoch or closes, so the file still never misses
+an entry that records or a follower's truncation rely on.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import bisect
 import threading
 
+from kafkapy.common.atomic_write_batch import PendingReplace
 from kafkapy.storage.checkpoint_file import LeaderEpochCheckpointFile
 
 __all__ = ["LeaderEpochFileCache", "EpochEntry", "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET"]
@@ -35,6 +41,9 @@ class LeaderEpochFileCache:
         # What the file durably holds (read at load, or last written with fsync): a write of the same entries
         # is skipped. A restarted leader re-assigns the epoch its empty log's load truncated, same as on disk.
         self._on_disk: list[EpochEntry] | None = None
+        # A deferred assign not yet written (see assign(flush=False)); _version counts changes of the entries.
+        self._unflushed = False
+        self._version = 0
         if checkpoint is not None:
             read = checkpoint.read()
             for epoch, start in read:
@@ -92,8 +101,11 @@ class LeaderEpochFileCache:
 
     # --- writes ---------------------------------------------------------------------------------------
 
-    def assign(self, epoch: int, start_offset: int) -> bool:
-        """Record that `epoch` starts at `start_offset`; True if the cache changed (and was flushed)."""
+    def assign(self, epoch: int, start_offset: int, flush: bool = True) -> bool:
+        """Record that `epoch` starts at `start_offset`; True if the cache changed (and was flushed).
+
+        flush=False leaves the write to flush_unflushed() or a batch (pending_replace): only for an epoch no
+        record has yet (a new leader's epoch at its log end), whose owner writes it before appending to it."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"Received invalid partition leader epoch entry ({epoch}, {start_offset})")
         if not self._is_update_needed(epoch, start_offset):
@@ -101,8 +113,42 @@ class LeaderEpochFileCache:
         with self._lock:
             if not self._assign_locked(epoch, start_offset):
                 return False
-            self._flush()
+            if flush:
+                self._flush()
+            elif self._checkpoint is not None:
+                self._unflushed = True
             return True
+
+    @property
+    def unflushed(self) -> bool:
+        """A deferred assign is not yet in the file."""
+        return self._unflushed
+
+    def flush_unflushed(self) -> None:
+        """Write (fsynced) a deferred assign now, if one is still unwritten."""
+        if self._unflushed:
+            with self._lock:
+                if self._unflushed:
+                    self._flush()
+
+    def pending_replace(self) -> PendingReplace | None:
+        """The file's replacement for a batch write (common/atomic_write_batch), or None if nothing is unflushed.
+        Skipped by the batch if the entries change or are written meanwhile."""
+        with self._lock:
+            checkpoint = self._checkpoint
+            if not self._unflushed or checkpoint is None:
+                return None
+            entries = list(zip(self._epochs, self._offsets, strict=True))
+            version, path = self._version, checkpoint.path
+
+            def current() -> bool:
+                return self._unflushed and self._version == version and checkpoint.path == path
+
+            def durable() -> None:
+                self._on_disk = entries
+                self._unflushed = False
+
+            return PendingReplace(path, checkpoint.encode(entries), self._lock, current, durable)
 
     def _is_update_needed(self, epoch: int, start_offset: int) -> bool:
         if not self._epochs:
@@ -118,6 +164,7 @@ class LeaderEpochFileCache:
             self._offsets.pop()
         self._epochs.append(epoch)
         self._offsets.append(start_offset)
+        self._version += 1
         return True
 
     def truncate_from_end(self, end_offset: int, sync: bool = True) -> None:
@@ -128,6 +175,7 @@ class LeaderEpochFileCache:
             keep = bisect.bisect_left(self._offsets, end_offset)
             del self._epochs[keep:]
             del self._offsets[keep:]
+            self._version += 1
             if sync:
                 self._flush()
 
@@ -142,6 +190,7 @@ class LeaderEpochFileCache:
             del self._offsets[: last_removed + 1]
             self._epochs.insert(0, epoch)
             self._offsets.insert(0, start_offset)
+            self._version += 1
             if sync:
                 self._flush()
 
@@ -149,16 +198,19 @@ class LeaderEpochFileCache:
         with self._lock:
             self._epochs.clear()
             self._offsets.clear()
+            self._version += 1
             self._flush()
 
     def _flush(self) -> None:
         if self._checkpoint is not None:
             entries = list(zip(self._epochs, self._offsets, strict=True))
             if entries == self._on_disk:
+                self._unflushed = False
                 return
             self._on_disk = None  # unknown until this write is done
             self._checkpoint.write(entries)
             self._on_disk = entries
+            self._unflushed = False
 
     def __repr__(self) -> str:
         return f"LeaderEpochFileCache({self.epoch_entries()})"

@@ -11,6 +11,10 @@ the retention policy is an operation applied to a Log (log_retention.py; this mo
 the Log offers `delete_old_segments_matching(predicate)`, and deleted segments wait out
 file.delete.delay.ms in pending_segment_deletes.py.
 
+Deferred writes: a new log's partition.metadata and a new leadership's epoch entry (at the log end, before any
+record of that epoch) are not written when recorded; flush_deferred_writes writes them (fsynced) before the
+first append, an OffsetsForLeaderEpoch answer or the close, and the LogManager batches them in the background.
+
 Thread-safety: one RLock per Log serialises appends, truncation, rolls and segment deletion. Readers
 take no lock: they read the immutable segment-list snapshot and the log end offset, and segments bound
 reads by their committed size, so a reader never sees a half-written batch.
@@ -27,6 +31,7 @@ import uuid
 from collections.abc import Callable
 from typing import NamedTuple
 
+from kafkapy.common.atomic_write_batch import PendingReplace
 from kafkapy.common.time import SYSTEM, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.metrics.log_flush_stats import LOG_FLUSH_TIMER
@@ -187,6 +192,33 @@ class Log:
     def metadata_file_dirty(self) -> bool:
         return self._dirty_topic_id is not None
 
+    def flush_deferred_writes(self) -> None:
+        """Write what creation and a new leadership deferred (partition.metadata, the new leader epoch's
+        entry), fsynced: before data reaches the log, an OffsetsForLeaderEpoch answer, or the close."""
+        if self._dirty_topic_id is not None:
+            self.maybe_flush_metadata_file()
+        self.leader_epoch_cache.flush_unflushed()
+
+    def pending_replaces(self) -> list[PendingReplace]:
+        """The deferred files as items of one batch write (common/atomic_write_batch) over many logs."""
+        items = []
+        with self.lock:
+            topic_id, dir_ = self._dirty_topic_id, self.dir
+            if topic_id is not None and not self._closed:
+
+                def current() -> bool:
+                    return self._dirty_topic_id is topic_id and self.dir == dir_ and not self._closed
+
+                def durable() -> None:
+                    self._dirty_topic_id = None
+
+                items.append(PendingReplace(os.path.join(dir_, PARTITION_METADATA_FILE),
+                                            PartitionMetadataFile.encode(topic_id), self.lock, current, durable))
+        epoch_item = self.leader_epoch_cache.pending_replace()
+        if epoch_item is not None:
+            items.append(epoch_item)
+        return items
+
     def maybe_flush_metadata_file(self) -> None:
         """Write (fsynced) the topic id recorded at creation, once (Kafka's PartitionMetadataFile.maybeFlush):
         before any data reaches the log, so recovered data always has its topic id beside it."""
@@ -297,11 +329,16 @@ class Log:
         return self.leader_epoch_cache.latest_epoch()
 
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
-        """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) if unknown."""
+        """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) if unknown. A truncation may follow from
+        the answer, so a deferred epoch entry is made durable first."""
+        if self.leader_epoch_cache.unflushed:
+            self.leader_epoch_cache.flush_unflushed()
         return self.leader_epoch_cache.end_offset_for(leader_epoch, self._next_offset)
 
-    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        self.leader_epoch_cache.assign(leader_epoch, start_offset)
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int, flush: bool = True) -> None:
+        """flush=False (a new leadership at the log end) defers the checkpoint write: flush_deferred_writes,
+        run before the first append, an OffsetsForLeaderEpoch answer and the close, or a batch does it."""
+        self.leader_epoch_cache.assign(leader_epoch, start_offset, flush)
 
     def update_config(self, config: LogConfig) -> None:
         with self.lock:
@@ -321,8 +358,8 @@ class Log:
         origin "client" applies Kafka's client-batch rules (baseOffset 0, no control batches, ...);
         "coordinator" (group/transaction coordinators' own records and markers) skips them.
         """
-        if self._dirty_topic_id is not None:
-            self.maybe_flush_metadata_file()
+        if self._dirty_topic_id is not None or self.leader_epoch_cache.unflushed:
+            self.flush_deferred_writes()
         headers = validate_produce_records(records, from_client=origin == "client")
         config = self.config
         hot = self._hot
@@ -402,8 +439,8 @@ class Log:
         infos, valid_bytes = _analyze_follower_batches(records)
         if not infos:
             return _empty_append_info(self._log_start_offset)
-        if self._dirty_topic_id is not None:
-            self.maybe_flush_metadata_file()
+        if self._dirty_topic_id is not None or self.leader_epoch_cache.unflushed:
+            self.flush_deferred_writes()
         with self.lock:
             first = infos[0][1]
             if first < self._next_offset:
@@ -691,7 +728,7 @@ class Log:
             if self._closed:
                 return
             try:
-                self.maybe_flush_metadata_file()
+                self.flush_deferred_writes()
             except OSError as e:  # a deleted log's dir is gone: nothing to keep
                 import logging
 

@@ -23,8 +23,9 @@ have failed", common/exit.halt).
 Thread-safety: one lock guards the partition map and the per-dir log counts, held only for map updates;
 creating or deleting one partition's log also holds that partition's stripe of `_creation_locks`, so a
 partition is never created twice or deleted while being created, while different partitions' logs are
-created (files written and fsynced) in parallel. Each Log has its own lock. A new log's partition.metadata is
-written by one background thread (`flush-metadata-file`), joined at shutdown, or by the log's first append.
+created (files written and fsynced) in parallel. Each Log has its own lock. What a log defers (a new log's
+partition.metadata, a new leadership's leader-epoch-checkpoint entry) is written by one background thread
+(`flush-metadata-file`) in batches made durable together, by one batch at shutdown, or by the log's first append.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from kafkapy.common.atomic_write_batch import PendingReplace, atomic_write_batch
 from kafkapy.common.errors import LogDirNotFoundError, ReplicaNotAvailableError
 from kafkapy.common.exit import halt
 from kafkapy.common.time import SYSTEM, Time
@@ -125,6 +127,8 @@ class LogManager:
         self._dir_counts: dict[str, int] = dict.fromkeys(self.log_dirs, 0)
         self._creation_locks = [threading.Lock() for _ in range(_CREATION_LOCK_STRIPES)]
         self._metadata_flusher: ThreadPoolExecutor | None = None
+        self._deferred_writes: dict[int, Log] = {}  # logs with deferred files, by id, for the flusher's next batch
+        self._deferred_drain_scheduled = False
         self._logs_to_delete: list[tuple[int, Log]] = []
         self._dir_lock_fds: dict[str, int] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
@@ -367,30 +371,49 @@ class LogManager:
         with self._lock:
             self._logs[tp] = created
         if created.metadata_file_dirty:
-            self._schedule_metadata_flush(created)
+            self.schedule_deferred_writes((created,))
         return created
 
-    def _schedule_metadata_flush(self, lg: Log) -> None:
-        """Write a new log's partition.metadata soon, on a background thread (Kafka's scheduleOnce
-        "flush-metadata-file"), so creating a log does not wait on its fsync; the first append or close
-        writes it first if the background thread has not."""
+    def schedule_deferred_writes(self, logs: Iterable[Log]) -> None:
+        """Write these logs' deferred files (a new log's partition.metadata, a new leadership's epoch entry) soon,
+        on one background thread (Kafka's scheduleOnce "flush-metadata-file"), in batches made durable together
+        (common/atomic_write_batch: two barriers per batch, not two fsyncs per file), so neither creating a log
+        nor making it a leader waits on their fsyncs; a log's first append, OffsetsForLeaderEpoch answer or
+        close writes them first if the thread has not."""
         with self._lock:
+            for lg in logs:
+                self._deferred_writes[id(lg)] = lg
+            if not self._deferred_writes or self._deferred_drain_scheduled:
+                return
             if self._metadata_flusher is None:
                 self._metadata_flusher = ThreadPoolExecutor(1, thread_name_prefix="flush-metadata-file")
             flusher = self._metadata_flusher
+            self._deferred_drain_scheduled = True
         try:
-            flusher.submit(self._flush_metadata_file, lg)
-        except RuntimeError:  # shut down meanwhile: close() writes it
+            flusher.submit(self._drain_deferred_writes)
+        except RuntimeError:  # shut down meanwhile: shutdown writes them
             pass
 
-    def _flush_metadata_file(self, lg: Log) -> None:
-        try:
-            lg.maybe_flush_metadata_file()
-        except OSError as e:
-            if lg.topic_partition in self._logs and is_log_dir_failure(e):
-                self.log_dir_failed(os.path.dirname(lg.dir), e)
-            else:
-                log.warning("Could not write partition.metadata of %s: %s", lg.topic_partition, e)
+    def _drain_deferred_writes(self) -> None:
+        with self._lock:
+            self._deferred_drain_scheduled = False
+            logs = list(self._deferred_writes.values())
+            self._deferred_writes.clear()
+        self._write_deferred(logs)
+
+    def _write_deferred(self, logs: Iterable[Log]) -> None:
+        items: list[tuple[PendingReplace, Log]] = []
+        for lg in logs:
+            items.extend((item, lg) for item in lg.pending_replaces())
+        owners = {id(item): lg for item, lg in items}
+        for item, error in atomic_write_batch(item for item, _ in items):
+            lg = owners[id(item)]
+            live = self._logs.get(lg.topic_partition) is lg
+            if live and is_log_dir_failure(error):
+                self.log_dir_failed(os.path.dirname(lg.dir), error)
+            else:  # a deleted or moved log's files went with it; a live one writes them at its next append
+                log.log(logging.WARNING if live else logging.DEBUG, "Could not write %s of %s: %s",
+                        os.path.basename(item.path), lg.topic_partition, error)
 
     def update_broker_defaults(self, broker_defaults: Mapping[str, Any]) -> None:
         """New broker-level defaults (dynamic broker configs): every open log without a topic override for
@@ -690,6 +713,11 @@ class LogManager:
             flusher, self._metadata_flusher = self._metadata_flusher, None
         if flusher is not None:
             flusher.shutdown(wait=True)
+        with self._lock:
+            self._deferred_writes.clear()
+            open_logs = list(self._logs.values()) + list(self._future_logs.values())
+        # Every log's deferred files in one batch, not two fsyncs per log as each close would.
+        self._write_deferred(open_logs)
         with self._lock:
             for lg in list(self._logs.values()) + list(self._future_logs.values()):
                 lg.flush()
