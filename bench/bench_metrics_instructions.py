@@ -7,8 +7,9 @@ up 6,000 requests with the metrics on (their fold every 2,000 requests), sets th
 (the dump marker), handles N ProduceRequests on the main thread (folding every 2,000 when on), and calls
 os.getppid() again; the main thread's instructions between the markers, over N, are its cost per request.
 Modes: `off` (hooks detached), `on` (recording and fold), `on-nofold` (recording only: the hot-path share).
-Under valgrind time runs ~50x slower, so the decaying reservoir takes more values per fold than in real time:
-the fold's share is an upper bound. Instruction counts are deterministic to ~0.01% with PYTHONHASHSEED=0.
+Under valgrind time runs ~50x slower, so the decaying reservoir takes more values per fold than in real time
+(up to its 1,028 when a fold spans many seconds, as on a loaded machine): the fold's share is an upper bound,
+and the only part of the count that load moves; compare runs made side by side. Instruction counts are deterministic to ~0.01% with PYTHONHASHSEED=0.
 
     .venv/bin/python bench/bench_metrics_instructions.py [--requests 4000] [--records 16]   (needs valgrind)
 """
