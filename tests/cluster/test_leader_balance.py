@@ -31,12 +31,16 @@ def leaders(cluster, topic: str = TOPIC, partitions: int = 6) -> dict[int, int]:
     return {p: cluster.partition_state(topic, p)["leader"] for p in range(partitions)}
 
 
-def bounce_and_rejoin(cluster, victim: int, topic: str = TOPIC, partitions: int = 6) -> None:
-    """SIGKILL victim, wait until it lost every leadership, start it again and wait until it is back in
-    every ISR (its replica fetchers caught up and the leaders expanded their ISRs)."""
-    cluster.brokers[victim].kill()
+def bounce_and_rejoin(cluster, victim: int, topic: str = TOPIC, partitions: int = 6, graceful: bool = False) -> None:
+    """SIGKILL victim (or, graceful, stop it with a controlled shutdown: leaderships move at once instead of
+    after its ZooKeeper session expires), wait until it lost every leadership, start it again and wait until
+    it is back in every ISR (its replica fetchers caught up and the leaders expanded their ISRs)."""
+    if graceful:
+        assert cluster.brokers[victim].stop() == 0
+    else:
+        cluster.brokers[victim].kill()
     cluster.wait_for(lambda: victim not in leaders(cluster, topic, partitions).values(), 30,
-                     what="leadership moved off the killed broker")
+                     what="leadership moved off the stopped broker")
     cluster.brokers[victim].start()
     cluster.wait_for(lambda: all(victim in cluster.partition_state(topic, p)["isr"] for p in range(partitions)), 60,
                      what="the restarted broker back in every ISR")
@@ -71,7 +75,7 @@ def test_zookeeper_preferred_replica_election_node(cluster) -> None:
     assignment = {int(p): r for p, r in cluster.zk_json(f"/brokers/topics/{TOPIC}")["partitions"].items()}
     preferred = {p: r[0] for p, r in assignment.items()}
     victim = next(b for b in (0, 1, 2) if b != cluster.controller_id())
-    bounce_and_rejoin(cluster, victim)
+    bounce_and_rejoin(cluster, victim, graceful=True)  # the first test covers the return after a SIGKILL
     moved = sorted(p for p, b in preferred.items() if b == victim)
     # Kafka 2.x's kafka-preferred-replica-election.sh --zookeeper writes this node; the controller acts on it
     # and deletes it.
@@ -88,6 +92,6 @@ def test_auto_leader_rebalance(cluster_factory) -> None:
     assignment = create(cluster, "auto", 3)
     preferred = {p: r[0] for p, r in assignment.items()}
     victim = next(b for b in (0, 1, 2) if b != cluster.controller_id())
-    bounce_and_rejoin(cluster, victim, "auto", 3)
+    bounce_and_rejoin(cluster, victim, "auto", 3, graceful=True)
     # The controller's imbalance check finds the victim leading none of its preferred partitions (100% > 10%).
     cluster.wait_for(lambda: leaders(cluster, "auto", 3) == preferred, 30, what="the automatic rebalance")
