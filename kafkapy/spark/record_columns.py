@@ -237,9 +237,10 @@ class RecordColumns:
             arena += body
         else:  # a reused arena: written over in place, grown only past its end
             fit = min(len(body), len(arena) - base)
-            arena[base:base + fit] = body[:fit]
+            whole = memoryview(body)  # slices without copying a decompressed body
+            arena[base:base + fit] = whole[:fit]
             if fit < len(body):
-                arena += body[fit:]
+                arena += whole[fit:]
         self.bytes += batch.size_in_bytes
         if self.walker:
             walk = RecordWalk(count, columns=self._walk_cols)
