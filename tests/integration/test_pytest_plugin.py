@@ -1,18 +1,24 @@
-"""kafkapy.testing: the README's pytest example run as written (through pytester, with the plugin loaded
-the way users get it: the `pytest11` entry point), and the KafkaBroker context manager with kafka-python."""
+"""kafkapy.testing: the README's pytest example run as written (in a pytest subprocess, with the plugin loaded
+the way users get it: the `pytest11` entry point), and the KafkaBroker context manager with kafka-python.
+
+The users' test files (the README's, and one checking the fixture's teardown) run in ONE pytest subprocess
+per module (`users_run`: one interpreter and plugin start-up instead of one per file); each test checks its
+own file's outcomes from its JUnit report."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import textwrap
 import tomllib
+import xml.etree.ElementTree as ET
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
 from kafkapy.testing import KafkaBroker
-
-pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]
 README_MARKER = "<!-- test: tests/integration/test_pytest_plugin.py runs this block -->"
@@ -31,39 +37,55 @@ def test_pyproject_registers_the_plugin() -> None:
     assert project["entry-points"]["pytest11"] == {"kafkapy": "kafkapy.testing.pytest_plugin"}
 
 
-def test_readme_example_runs(pytester: pytest.Pytester) -> None:
-    example = readme_example()
-    assert "def test_roundtrip(kafka_broker):" in example
-    pytester.makepyfile(test_readme=example)
-    args = ["-q", "-p", "no:cacheprovider"]
+DIRS_TEST = """
+    import os, socket
+    seen = {}
+
+    def test_a(kafka_broker):
+        seen["dir"], seen["port"] = kafka_broker.log_dir, kafka_broker.port
+        assert os.path.isdir(seen["dir"])
+        socket.create_connection(("127.0.0.1", seen["port"]), 5).close()
+
+    def test_b():
+        assert not os.path.exists(seen["dir"])
+        try:
+            socket.create_connection(("127.0.0.1", seen["port"]), 2).close()
+        except OSError:
+            return
+        raise AssertionError("broker still listening")
+"""
+
+
+@pytest.fixture(scope="module")
+def users_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict[str, str]], str]:
+    """Both users' files through one `python -m pytest` in an empty directory: ({file: {test: outcome}}, output)."""
+    root = tmp_path_factory.mktemp("plugin-users")
+    (root / "test_readme.py").write_text(readme_example())
+    (root / "test_dirs.py").write_text(textwrap.dedent(DIRS_TEST))
+    report = root.parent / f"{root.name}-report.xml"
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}",
+            f"--basetemp={root.parent / (root.name + '-basetemp')}", f"--rootdir={root}", "test_readme.py", "test_dirs.py"]
     if not any(ep.value == "kafkapy.testing.pytest_plugin" for ep in entry_points(group="pytest11")):
         args += ["-p", "kafkapy.testing.pytest_plugin"]  # editable install not refreshed yet
-    result = pytester.runpytest_subprocess(*args, timeout=120)
-    result.assert_outcomes(passed=1)
+    done = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=240)
+    if not report.exists():
+        pytest.fail(f"the users' pytest run wrote no report (rc {done.returncode}):\n{done.stdout}{done.stderr}")
+    outcomes: dict[str, dict[str, str]] = {}
+    for case in ET.parse(report).iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        outcomes.setdefault(case.get("classname", ""), {})[case.get("name", "")] = kinds[0] if kinds else "passed"
+    return outcomes, done.stdout + done.stderr
 
 
-def test_fixture_stops_broker_and_removes_log_dir(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_dirs="""
-        import os, socket
-        seen = {}
+def test_readme_example_runs(users_run: tuple[dict[str, dict[str, str]], str]) -> None:
+    assert "def test_roundtrip(kafka_broker):" in readme_example()
+    outcomes, output = users_run
+    assert outcomes.get("test_readme") == {"test_roundtrip": "passed"}, output
 
-        def test_a(kafka_broker):
-            seen["dir"], seen["port"] = kafka_broker.log_dir, kafka_broker.port
-            assert os.path.isdir(seen["dir"])
-            socket.create_connection(("127.0.0.1", seen["port"]), 5).close()
 
-        def test_b():
-            assert not os.path.exists(seen["dir"])
-            try:
-                socket.create_connection(("127.0.0.1", seen["port"]), 2).close()
-            except OSError:
-                return
-            raise AssertionError("broker still listening")
-    """)
-    args = ["-q", "-p", "no:cacheprovider"]
-    if not any(ep.value == "kafkapy.testing.pytest_plugin" for ep in entry_points(group="pytest11")):
-        args += ["-p", "kafkapy.testing.pytest_plugin"]
-    pytester.runpytest_subprocess(*args, timeout=120).assert_outcomes(passed=2)
+def test_fixture_stops_broker_and_removes_log_dir(users_run: tuple[dict[str, dict[str, str]], str]) -> None:
+    outcomes, output = users_run
+    assert outcomes.get("test_dirs") == {"test_a": "passed", "test_b": "passed"}, output
 
 
 def test_context_manager_with_kafka_python() -> None:
