@@ -110,6 +110,9 @@ def _to_uuid(topic_id: TopicIdLike | None) -> uuid.UUID | None:
     return uuid.UUID(topic_id) if len(topic_id) == 36 else uuid_from_kafka_string(topic_id)
 
 
+_CONFIG_CACHE_MAX = 4096  # distinct topic configs kept; more are rebuilt per log
+
+
 class LogManager:
     def __init__(self, log_dirs: list[str], broker_defaults: Mapping[str, Any] | None = None,
                  time: Time = SYSTEM, topic_configs: Callable[[str], Mapping[str, Any]] | None = None) -> None:
@@ -118,6 +121,9 @@ class LogManager:
         if len(set(self.log_dirs)) != len(self.log_dirs):
             raise KafkaStorageError(f"Duplicate log directory found: {', '.join(log_dirs)}")
         self.broker_defaults = dict(broker_defaults or {})
+        # LogConfigs by (broker defaults version, topic overrides): shared by the logs they configure.
+        self._defaults_version = 0
+        self._config_cache: dict[tuple[int, frozenset[tuple[str, Any]]], LogConfig] = {}
         self.default_config = LogConfig.from_props({}, self.broker_defaults)
         self.time = time
         self._topic_configs = topic_configs
@@ -176,8 +182,21 @@ class LogManager:
         self._dir_lock_fds[dir_] = fd
 
     def _topic_config(self, topic: str) -> LogConfig:
-        overrides = self._topic_configs(topic) if self._topic_configs is not None else {}
-        return LogConfig.from_props(overrides or {}, self.broker_defaults)
+        """The topic's LogConfig from its current overrides; one LogConfig per distinct overrides and broker
+        defaults is built and shared (creating a topic's partitions builds it once, not once per partition)."""
+        overrides = (self._topic_configs(topic) if self._topic_configs is not None else None) or {}
+        version = self._defaults_version  # read before the defaults: a racing update can only make it newer
+        try:
+            key = (version, frozenset(overrides.items()))
+        except TypeError:  # an unhashable value: nothing to share
+            return LogConfig.from_props(overrides, self.broker_defaults)
+        config = self._config_cache.get(key)
+        if config is None:
+            config = LogConfig.from_props(overrides, self.broker_defaults)
+            if len(self._config_cache) >= _CONFIG_CACHE_MAX:
+                self._config_cache.clear()
+            self._config_cache[key] = config
+        return config
 
     def _read_checkpoint(self, dir_: str, name: str) -> dict[TopicPartition, int]:
         try:
@@ -420,6 +439,8 @@ class LogManager:
         a changed key picks the new value up at once, as Kafka's DynamicLogConfig does."""
         with self._lock:
             self.broker_defaults = dict(broker_defaults)
+            self._defaults_version += 1
+            self._config_cache.clear()
             self.default_config = LogConfig.from_props({}, self.broker_defaults)
             logs = list(self._logs.items())
         for tp, lg in logs:
