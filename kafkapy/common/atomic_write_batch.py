@@ -60,22 +60,25 @@ def _syncfs_dirs(dirs: Iterable[str]) -> None:
     """syncfs(2) once per file system holding one of `dirs`; raises OSError when the kernel reports a failed
     write-back (Linux >= 5.8 reports them to syncfs)."""
     assert _syncfs is not None
-    seen: set[int] = set()
+    by_device: dict[int, list[str]] = {}
     for d in dirs:
         try:
-            fd = os.open(d, os.O_RDONLY | os.O_CLOEXEC)
+            by_device.setdefault(os.stat(d).st_dev, []).append(d)
         except FileNotFoundError:
             continue  # removed meanwhile (a deleted log): nothing of it to keep
-        try:
-            dev = os.fstat(fd).st_dev
-            if dev in seen:
+    for candidates in by_device.values():
+        for d in candidates:  # the first that still exists
+            try:
+                fd = os.open(d, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
                 continue
-            seen.add(dev)
-            if _syncfs(fd) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"syncfs of {d}: {os.strerror(err)}")
-        finally:
-            os.close(fd)
+            try:
+                if _syncfs(fd) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"syncfs of {d}: {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            break
 
 
 def _each_current(items: Iterable[PendingReplace], step: Callable[[PendingReplace], object],
