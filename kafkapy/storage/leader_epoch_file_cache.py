@@ -116,7 +116,9 @@ class LeaderEpochFileCache:
             if flush:
                 self._flush()
             elif self._checkpoint is not None:
-                self._unflushed = True
+                # Nothing to write when the file already holds these entries: a restarted leader re-assigns
+                # the epoch its log's load truncated, and a start-up must not rewrite every partition's file.
+                self._unflushed = list(zip(self._epochs, self._offsets, strict=True)) != self._on_disk
             return True
 
     @property

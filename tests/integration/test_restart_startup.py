@@ -80,3 +80,22 @@ def test_restart_lazy_indexes_recovery_and_gc(broker_factory) -> None:
     assert append(server, tps[8], batch(b"d8")) == 3
     assert read_all(server, tps[8])[-1] == (3, b"d8")
     assert all(server.log_manager.get_log(tp).log_end_offset == 0 for tp in tps if tp.partition % 4)
+
+
+def test_restart_rewrites_no_leader_epoch_checkpoint(broker_factory) -> None:
+    """A leader restarting at the epoch its file holds leaves the file alone (it was rewritten, identical,
+    for every partition at every start-up)."""
+    broker = broker_factory(overrides={"num.partitions": "8"})
+    broker.server.controller.create_topics([("ep", -1, -1, None, {})]).result(10)
+    tps = [TopicPartition("ep", p) for p in range(8)]
+    append(broker.server, tps[3], batch(b"x"))
+    broker.stop()
+    files = [os.path.join(broker.log_dir, str(tp), "leader-epoch-checkpoint") for tp in tps]
+    before = {path: (os.stat(path).st_ino, open(path, "rb").read()) for path in files}
+    assert before[files[3]][1] == b"0\n1\n0 0\n"
+
+    broker.restart()
+    server = broker.server
+    assert all(server.replica_manager.get_partition(tp).is_leader for tp in tps)
+    assert not any(server.log_manager.get_log(tp).leader_epoch_cache.unflushed for tp in tps)
+    assert {path: (os.stat(path).st_ino, open(path, "rb").read()) for path in files} == before
