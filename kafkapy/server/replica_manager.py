@@ -737,16 +737,6 @@ class ReplicaManager:
             log.error("Error while responding to offset request for %s", tp, exc_info=e)
             return ListOffsetsResult(ErrorCode.UNKNOWN_SERVER_ERROR)
 
-    def make_epoch_entries_durable(self, tps: Iterable[TopicPartition]) -> None:
-        """Before OffsetsForLeaderEpoch answers: the entries make_leader deferred for these partitions are written
-        in one batch (LogManager), not one fsynced write per partition; a partition the batch could not write
-        writes its own in end_offset_for_epoch."""
-        partitions = self._partitions
-        logs = [p.log for tp in tps if (p := partitions.get(tp)) is not None and p.log is not None
-                and p.log.leader_epoch_cache.unflushed]
-        if logs:
-            self.log_manager.write_deferred_now(logs)
-
     def last_offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int,
                                      fetch_only_from_leader: bool = True) -> tuple[int, int, int]:
         """OffsetForLeaderEpoch for one partition: (error code, epoch, end offset); (-1, -1) if unknown."""

@@ -413,11 +413,6 @@ class LogManager:
         except RuntimeError:  # shut down meanwhile: shutdown writes them
             pass
 
-    def write_deferred_now(self, logs: Iterable[Log]) -> None:
-        """These logs' deferred files written in one batch on the caller's thread (before something relies on
-        them, e.g. OffsetsForLeaderEpoch answers for many partitions)."""
-        self._write_deferred(logs)
-
     def _drain_deferred_writes(self) -> None:
         with self._lock:
             self._deferred_drain_scheduled = False

@@ -87,8 +87,6 @@ def handle_offset_for_leader_epoch(ctx: RequestContext, request: OffsetForLeader
     # Kafka (KIP-320): CLUSTER_ACTION for brokers, else DESCRIBE on each topic.
     replica = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, log_if_denied=False)
     topics = []
-    if replica:  # a follower truncates on these answers: their deferred epoch entries made durable in one batch
-        rm.make_epoch_entries_durable(TopicPartition(t.topic, p.partition) for t in request.topics for p in t.partitions)
     for t in request.topics:
         parts = []
         if not replica and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic):
