@@ -9,7 +9,8 @@ Node paths and payloads are ZooKeeper's (zk_data.py). Ephemeral nodes (broker re
 live in memory only, as a ZooKeeper session's would, so they are gone after a restart.
 Every mutation rewrites the file atomically (write `.tmp`, fsync, rename, fsync the dir) before returning;
 the sorted list of persistent paths is kept across mutations and each node's line is built once, so a
-mutation costs the file write, not re-sorting and re-encoding every node.
+mutation costs the file write, not re-sorting and re-encoding every node. The write holds one descriptor
+back (common/descriptor_reserve.py) so that it still succeeds once the process has reached its limit.
 The file holds SCRAM credentials and ACLs: it is written 0600 and an existing looser file is tightened on
 start (common/private_file.py).
 Thread-safety: one lock around the node map and the file; watch callbacks run after the lock is released.
@@ -25,6 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kafkapy.common.descriptor_reserve import DescriptorReserve
 from kafkapy.common.private_file import tighten_private_file, write_private_file
 from kafkapy.controller.metadata_store import (
     BadVersionError,
@@ -85,6 +87,9 @@ class LocalMetadataStore(PathMetadataStore):
         self._sorted_paths: list[str] | None = None
         self._zxid = 0
         self._watches: dict[str, list[Callable[[], None]]] = {}
+        # A broker at its descriptor limit (e.g. logs that could not all be created) must still record what the
+        # controller decided (replicas offline); ZooKeeper's writes need no new descriptor, this file's do.
+        self._reserve = DescriptorReserve()
         tighten_private_file(self.path)
         self._load()
 
@@ -113,7 +118,8 @@ class LocalMetadataStore(PathMetadataStore):
         self._sorted_paths = None  # until this write succeeds
         lines = [nodes[path].line(path) for path in paths]
         body = f'{{"format":{_FORMAT},"zxid":{self._zxid},"nodes":{{\n' + ",\n".join(lines) + "\n}}\n"
-        write_private_file(self.path, body.encode("utf-8"))
+        data = body.encode("utf-8")
+        self._reserve.call(lambda: write_private_file(self.path, data))
         self._sorted_paths = paths
 
     # -- primitives ------------------------------------------------------------------------------------------
@@ -219,6 +225,7 @@ class LocalMetadataStore(PathMetadataStore):
         with self._lock:
             self._nodes = {p: n for p, n in self._nodes.items() if not n.ephemeral}
             self._watches.clear()
+            self._reserve.close()
 
 
 def _update_sorted_paths(paths: list[str], nodes: dict[str, _Node], op: Op) -> None:

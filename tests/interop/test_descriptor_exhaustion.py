@@ -1,16 +1,20 @@
 """A partition whose log cannot be created for want of descriptors is an error, not a silent leader.
 
 A subprocess broker gets its RLIMIT_NOFILE lowered (prlimit) to a little above what it holds, then a
-CreateTopics of 200 partitions runs it out of descriptors part way (EMFILE). Kafka's answer, as here: the
-broker answers the failed partitions of the LeaderAndIsr with KAFKA_STORAGE_ERROR, the controller marks
-those replicas offline (leader -1, listed in offline_replicas: Metadata answers LEADER_NOT_AVAILABLE), a
-Produce to one of them gets KAFKA_STORAGE_ERROR, and every partition that was created takes writes.
+CreateTopics of 200 partitions runs it out of descriptors part way (EMFILE; a created partition holds one, its
+.log: the indexes open lazily). Kafka's answer, as here: the broker answers the failed partitions of the
+LeaderAndIsr with KAFKA_STORAGE_ERROR, the controller marks those replicas offline (leader -1, listed in
+offline_replicas: Metadata answers LEADER_NOT_AVAILABLE) and records that although the broker is at its limit
+(the embedded store's write uses its reserved descriptor), a Produce to any of them gets KAFKA_STORAGE_ERROR,
+and every partition that was created takes its first record. Metadata must split the partitions exactly as the
+broker's log says it created them or not, and the wait ends as soon as that is settled either way.
 The acceptor, out of descriptors too, backs off instead of spinning: the idle broker's CPU stays low.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import resource
 import socket
 import time
@@ -22,12 +26,20 @@ from kafkapy.record.memory_records_builder import MemoryRecordsBuilder
 TOPIC = "fd-starved"
 PARTITIONS = 200
 HEADROOM = 60
+CONTROLLER_FAILED = "Controller event LeaderAndIsrResponseReceived failed"
 
 
 def batch(value: bytes) -> bytes:
     b = MemoryRecordsBuilder()
     b.append(1_700_000_000_000, None, value)
     return b.build()
+
+
+def outcome(output: str) -> tuple[set[int], set[int]]:
+    """(partitions the broker could not create, partitions it leads) per its log."""
+    failed = {int(m) for m in re.findall(rf"Could not make 0 leader of {TOPIC}-(\d+)\b", output)}
+    led = {int(m) for m in re.findall(rf"\] {TOPIC}-(\d+) is now leader at epoch 0\b", output)}
+    return failed, led
 
 
 def cpu_seconds(pid: int) -> float:
@@ -47,28 +59,40 @@ def test_partitions_beyond_the_descriptor_limit_are_offline(broker_process, wire
         timeout_ms=30_000), 5)
     assert created.topics[0].error_code == 0
 
+    # Which partitions the broker could not create (EMFILE) and which it leads, from its own log lines.
+    failed, led = outcome(broker.output())
     deadline = time.monotonic() + 30
-    while True:  # the controller marks the failed replicas offline right after answering
+    while len(failed | led) < PARTITIONS and time.monotonic() < deadline:
+        time.sleep(0.05)
+        failed, led = outcome(broker.output())
+    assert failed and led and failed | led == set(range(PARTITIONS)) and not failed & led, (failed, led)
+
+    while True:  # the controller marks the failed replicas offline right after the answer
         md = client.request(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)],
                                             allow_auto_topic_creation=False), 9)
         parts = {p.partition_index: p for p in md.topics[0].partitions}
         offline = sorted(i for i, p in parts.items() if p.error_code != 0)
-        if offline and all(parts[i].leader_id == -1 for i in offline) or time.monotonic() > deadline:
+        if offline == sorted(failed) and all(parts[i].leader_id == -1 for i in offline) \
+                or CONTROLLER_FAILED in broker.output() or time.monotonic() > deadline:
             break
-        time.sleep(0.1)
+        time.sleep(0.05)
+    assert CONTROLLER_FAILED not in broker.output()
     online = sorted(i for i, p in parts.items() if p.error_code == 0)
     assert len(parts) == PARTITIONS
-    assert offline and online, (offline, online)
+    assert (offline, online) == (sorted(failed), sorted(led))
     for i in offline:
         p = parts[i]
         assert (p.error_code, p.leader_id, p.offline_replicas) == (ErrorCode.LEADER_NOT_AVAILABLE, -1, [0])
     assert all(parts[i].leader_id == 0 and parts[i].offline_replicas == [] for i in online)
 
+    # Every partition in one Produce: each created one takes its first record at offset 0 (its deferred
+    # partition.metadata / leader-epoch entry written first), each offline one answers KAFKA_STORAGE_ERROR.
     produce = ProduceRequest(acks=1, timeout_ms=10_000, topic_data=[ProduceRequest.TopicProduceData(
-        name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(index=online[0], records=batch(b"ok")),
-                                    ProduceRequest.PartitionProduceData(index=offline[0], records=batch(b"no"))])])
+        name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(index=i, records=batch(b"%d" % i))
+                                    for i in range(PARTITIONS)])])
     answered = {p.index: (p.error_code, p.base_offset) for p in client.request(produce, 9).responses[0].partition_responses}
-    assert answered == {online[0]: (0, 0), offline[0]: (ErrorCode.KAFKA_STORAGE_ERROR, -1)}
+    assert answered == {i: (0, 0) if i in led else (ErrorCode.KAFKA_STORAGE_ERROR, -1) for i in range(PARTITIONS)}
+    assert broker.proc.poll() is None
 
     # Out of descriptors, a new connection waits in the backlog; the acceptor must not spin meanwhile.
     used = {int(fd) for fd in os.listdir(f"/proc/{broker.pid}/fd")}
