@@ -40,6 +40,7 @@ from kafkapy.cluster.alter_isr_manager import AlterIsrManager
 from kafkapy.cluster.broker import Node
 from kafkapy.cluster.leader_and_isr import LeaderAndIsrPartitionState, StopReplicaPartitionState
 from kafkapy.cluster.partition import Partition
+from kafkapy.common.descriptor_reserve import is_descriptor_exhaustion
 from kafkapy.common.errors import (
     ErrorCode,
     InvalidTopicExceptionError,
@@ -815,6 +816,12 @@ class ReplicaManager:
         return out
 
     def _on_append_io_error(self, tp: TopicPartition, error: OSError) -> None:
+        if is_descriptor_exhaustion(error):
+            # The process's descriptor limit, not the disk's (as log creation treats it): only this append
+            # fails, before anything is written (the roll check and LogSegment.append open the lazy indexes
+            # before the write); the producer gets KAFKA_STORAGE_ERROR (retriable), the dir and broker stay up.
+            log.error("Error while appending records to %s: %s", tp, error)
+            return
         partition = self._partitions.get(tp)
         current = partition.log if partition is not None else None
         if current is not None:

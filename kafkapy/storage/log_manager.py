@@ -30,7 +30,6 @@ partition.metadata, a new leadership's leader-epoch-checkpoint entry) is written
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import logging
 import os
@@ -42,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafkapy.common.atomic_write_batch import PendingReplace, atomic_write_batch
+from kafkapy.common.descriptor_reserve import is_descriptor_exhaustion
 from kafkapy.common.errors import LogDirNotFoundError, ReplicaNotAvailableError
 from kafkapy.common.exit import halt
 from kafkapy.common.time import SYSTEM, Time
@@ -99,7 +99,7 @@ def future_dir_name(tp: TopicPartition) -> str:
 def is_log_dir_failure(e: BaseException) -> bool:
     """An I/O error that takes a log dir offline (Kafka: any IOException). Running out of file descriptors is
     the process's limit, not the disk's: it fails the one operation (the partition goes offline), not the dir."""
-    return isinstance(e, OSError) and e.errno not in (errno.EMFILE, errno.ENFILE)
+    return isinstance(e, OSError) and not is_descriptor_exhaustion(e)
 
 
 def _to_uuid(topic_id: TopicIdLike | None) -> uuid.UUID | None:
@@ -576,6 +576,11 @@ class LogManager:
         """An I/O error in `dir_` (Kafka's LogDirFailureChannel.maybeAddOfflineLogDir): take it offline once."""
         path = os.path.abspath(dir_)
         if path not in self.log_dirs or path in self._offline_dirs:
+            return
+        if not is_log_dir_failure(error):
+            # Out of descriptors (a checkpoint, a flush, an append at the process's limit): that one operation
+            # failed and is answered or retried by its caller; a one-dir broker must not halt for it.
+            log.error("Error in log dir %s, not taken offline (out of file descriptors): %s", path, error)
             return
         log.error("Error while writing to log dir %s: %s", path, error)
         if self._offline_dirs | {path} >= set(self.log_dirs):

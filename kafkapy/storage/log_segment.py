@@ -264,15 +264,20 @@ class LogSegment:
         if not 0 <= largest_offset - self.base_offset <= _INT32_MAX:
             raise LogSegmentOffsetOverflowError(
                 f"Detected offset overflow at offset {largest_offset} in segment {log.path}")
-        log.append(records)
+        # What may open a lazy index (take a descriptor) runs before the write: at the descriptor limit the
+        # append then fails with nothing written, so a retry cannot put the same offsets in the file twice.
         mts = self._max_ts_and_offset
         if mts is None:
             mts = self.read_max_timestamp_and_offset_so_far()
+        index_due = self._bytes_since_last_index_entry > self.index_interval_bytes
+        if index_due:
+            offset_index, time_index = self.offset_index, self.time_index
+        log.append(records)
         if largest_timestamp > mts.timestamp:
             mts = self._max_ts_and_offset = TimestampOffset(largest_timestamp, shallow_offset_of_max_timestamp)
-        if self._bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, physical_position)
-            self.time_index.maybe_append(mts.timestamp, mts.offset)
+        if index_due:
+            offset_index.append(largest_offset, physical_position)
+            time_index.maybe_append(mts.timestamp, mts.offset)
             self._bytes_since_last_index_entry = 0
         self._bytes_since_last_index_entry += size
 
